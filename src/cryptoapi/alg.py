@@ -1,0 +1,151 @@
+"""The record an implementation registers, and the read-only view users list.
+
+An :class:`Algorithm` is frozen data, like the kernel's ``struct crypto_alg``: which
+algorithm (``name``), which implementation (``driver``), how preferred (``priority``), its
+sizes, and ``create``, the factory of the per-transform implementation object.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+Buffer = bytes | bytearray | memoryview
+"""What every data-taking method accepts."""
+
+PRIORITY_GENERIC = 100
+PRIORITY_PURE = 200
+PRIORITY_OPENSSL = 300
+
+
+class AlgType(StrEnum):
+    """The transform types, as in the kernel (``shash``, ``skcipher``, ``aead`` ...)."""
+
+    SHASH = "shash"
+    SKCIPHER = "skcipher"
+    AEAD = "aead"
+    CIPHER = "cipher"
+    RNG = "rng"
+    KDF = "kdf"
+
+
+class SelfTest(StrEnum):
+    """Where an implementation stands with the self-test manager."""
+
+    UNTESTED = "untested"  # tests are off, or no vectors exist for it
+    PENDING = "pending"  # will be tested (before first use, or queued on the pool)
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+SIZES_BY_TYPE: dict[AlgType, tuple[str, ...]] = {
+    AlgType.SHASH: ("blocksize", "digestsize"),
+    AlgType.SKCIPHER: ("blocksize", "ivsize", "min_keysize", "max_keysize"),
+    AlgType.AEAD: ("blocksize", "ivsize", "maxauthsize", "min_keysize", "max_keysize"),
+    AlgType.CIPHER: ("blocksize", "min_keysize", "max_keysize"),
+    AlgType.RNG: ("seedsize",),
+    AlgType.KDF: (),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Algorithm:
+    """One registered implementation.
+
+    ``create()`` returns the object a transform drives (for a ``shash``, something with
+    ``init()``, ``digest(data)`` and, when ``keyed``, ``setkey(key)``). ``inner`` lists the
+    algorithms a template instance was built from, so unregistering one removes it too.
+    """
+
+    name: str
+    driver: str
+    type: AlgType
+    priority: int
+    provider: str
+    create: Callable[[], Any] = field(repr=False, compare=False)
+    blocksize: int = 1
+    digestsize: int = 0
+    ivsize: int = 0
+    min_keysize: int = 0
+    max_keysize: int = 0
+    maxauthsize: int = 0
+    seedsize: int = 0
+    keyed: bool = False
+    inner: tuple["Algorithm", ...] = field(default=(), repr=False)
+
+    def info(self, selftest: SelfTest) -> "AlgInfo":
+        sizes = {size: getattr(self, size) for size in SIZES_BY_TYPE[self.type]}
+        return AlgInfo(
+            name=self.name,
+            driver=self.driver,
+            provider=self.provider,
+            priority=self.priority,
+            type=self.type,
+            selftest=selftest,
+            keyed=self.keyed,
+            sizes=sizes,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlgInfo:
+    """What ``algorithms()`` returns per implementation: the /proc/crypto record."""
+
+    name: str
+    driver: str
+    provider: str
+    priority: int
+    type: AlgType
+    selftest: SelfTest
+    keyed: bool
+    sizes: dict[str, int]
+
+    def __getattr__(self, size: str) -> int:
+        """Sizes read as attributes (``info.digestsize``) where they apply to the type."""
+        try:
+            return self.__dict__["sizes"][size]  # type: ignore[no-any-return]
+        except KeyError:
+            raise AttributeError(f"{self.type} has no {size!r}") from None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "driver": self.driver,
+            "provider": self.provider,
+            "priority": self.priority,
+            "type": str(self.type),
+            "selftest": str(self.selftest),
+            "keyed": self.keyed,
+            **self.sizes,
+        }
+
+
+InnerLookup = Callable[[str, AlgType], Algorithm]
+"""How a template asks the registry for an inner algorithm: by name or driver, and type."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A recipe that builds an instance from inner algorithms (the kernel's crypto_template).
+
+    ``create(lookup, args)`` looks up each argument with ``lookup`` (which returns the best
+    tested implementation, or exactly the driver named) and returns the instance's record,
+    usually made with :func:`instance`.
+    """
+
+    name: str
+    create: Callable[[InnerLookup, tuple[str, ...]], Algorithm]
+
+
+def instance(template: str, inner: tuple[Algorithm, ...], **record: Any) -> Algorithm:
+    """The record of ``template(inner...)``: names, driver and priority derive from the inner
+    algorithms (priority: their mean, as the kernel's chacha20poly1305 does)."""
+    providers = dict.fromkeys(alg.provider for alg in inner)
+    return Algorithm(
+        name=f"{template}({','.join(alg.name for alg in inner)})",
+        driver=f"{template}({','.join(alg.driver for alg in inner)})",
+        priority=sum(alg.priority for alg in inner) // len(inner),
+        provider="+".join(providers),
+        inner=inner,
+        **record,
+    )

@@ -1,0 +1,53 @@
+"""Typed errors, each carrying the errno the Linux crypto API would return.
+
+Every error derives from :class:`CryptoError`; lookups failing also derive from
+``LookupError`` and bad input from ``ValueError`` so ordinary Python handlers work.
+"""
+
+import errno as _errno
+
+
+class CryptoError(Exception):
+    """Base of every cryptoapi error; ``errno`` says which kernel error it mirrors."""
+
+    errno: int = _errno.EIO
+
+
+class AlgorithmNotFound(CryptoError, LookupError):
+    """No usable implementation of the requested name or driver (ENOENT)."""
+
+    errno = _errno.ENOENT
+
+
+class InvalidArgument(CryptoError, ValueError):
+    """A parameter, length or name is not acceptable (EINVAL)."""
+
+    errno = _errno.EINVAL
+
+
+class InvalidKey(InvalidArgument):
+    """A key of a length or form the algorithm does not accept (EINVAL)."""
+
+
+class BadMessage(CryptoError):
+    """Authenticated decryption failed: the tag did not verify (EBADMSG)."""
+
+    errno = _errno.EBADMSG
+
+
+class SelfTestFailed(CryptoError):
+    """The implementation failed its known-answer self-test (ELIBBAD)."""
+
+    errno = _errno.ELIBBAD
+
+
+class LookupTimeout(CryptoError):
+    """Waiting for an algorithm under construction or test took too long (ETIMEDOUT)."""
+
+    errno = _errno.ETIMEDOUT
+
+
+class AlgorithmExists(CryptoError):
+    """A registration collides with an existing name or driver (EEXIST)."""
+
+    errno = _errno.EEXIST

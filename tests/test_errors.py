@@ -1,0 +1,40 @@
+import errno
+
+import pytest
+
+import cryptoapi
+from cryptoapi import errors
+
+
+@pytest.mark.parametrize(
+    ("cls", "code", "bases"),
+    [
+        (errors.AlgorithmNotFound, errno.ENOENT, (LookupError,)),
+        (errors.InvalidArgument, errno.EINVAL, (ValueError,)),
+        (errors.InvalidKey, errno.EINVAL, (ValueError, errors.InvalidArgument)),
+        (errors.BadMessage, errno.EBADMSG, ()),
+        (errors.SelfTestFailed, errno.ELIBBAD, ()),
+        (errors.LookupTimeout, errno.ETIMEDOUT, ()),
+        (errors.AlgorithmExists, errno.EEXIST, ()),
+    ],
+)
+def test_errno_and_bases(cls, code, bases):
+    error = cls("what went wrong")
+    assert error.errno == code
+    assert isinstance(error, errors.CryptoError)
+    for base in bases:
+        assert isinstance(error, base)
+    assert str(error) == "what went wrong"
+
+
+def test_public_exports_are_guarded():
+    expected = {
+        "PRIORITY_GENERIC", "PRIORITY_OPENSSL", "PRIORITY_PURE", "AlgInfo", "AlgType",
+        "Algorithm", "AlgorithmExists", "AlgorithmNotFound", "BadMessage", "CryptoError",
+        "HashDesc", "InvalidArgument", "InvalidKey", "LookupTimeout", "Registry", "SelfTest",
+        "SelfTestFailed", "Shash", "Template", "algorithms", "alloc_shash", "default_registry",
+        "instance", "lookup", "register", "unkeyed_shash", "unregister",
+    }  # fmt: skip
+    assert set(cryptoapi.__all__) == expected
+    for name in expected:
+        assert hasattr(cryptoapi, name)

@@ -1,0 +1,76 @@
+"""The one loader for published test vectors in NIST's ``key = value`` response format.
+
+NIST CAVP ``.rsp`` files and the RFC transcriptions in the ``cryptography-vectors`` package
+share it: ``#`` comments, ``[section]`` headers whose settings apply to the records below,
+and records of ``Name = value`` lines separated by blank lines.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import cryptography_vectors
+
+from cryptoapi import Registry
+
+
+@dataclass
+class Record:
+    """One vector: its fields, the section settings in force, and where it was read."""
+
+    fields: dict[str, str]
+    section: dict[str, str] = field(default_factory=dict)
+    line: int = 0
+
+    def __getitem__(self, key: str) -> str:
+        return self.fields[key]
+
+    def hex(self, key: str) -> bytes:
+        return bytes.fromhex(self.fields[key])
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.fields
+
+
+def load(path: str) -> list[Record]:
+    """Read a vector file from the cryptography-vectors package (path relative to it)."""
+    with cryptography_vectors.open_vector_file(path, "r") as stream:
+        return list(_records(stream))
+
+
+def _records(lines: Iterator[str]) -> Iterator[Record]:
+    section: dict[str, str] = {}
+    current: dict[str, str] = {}
+    start = 0
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if line.startswith("["):
+            if current:
+                yield Record(current, dict(section), start)
+                current = {}
+            key, _, value = line.strip("[]").partition("=")
+            section[key.strip()] = value.strip()
+        elif not line or line.startswith("#"):
+            if current and not line:
+                yield Record(current, dict(section), start)
+                current = {}
+        else:
+            key, _, value = line.partition("=")
+            if not current:
+                start = number
+            current[key.strip()] = value.strip()
+    if current:
+        yield Record(current, dict(section), start)
+
+
+def message(record: Record) -> bytes:
+    """The message of a hash vector: ``Len`` bits of ``Msg`` (``Len = 0`` has Msg ``00``)."""
+    data = record.hex("Msg")
+    return data[: int(record["Len"]) // 8] if "Len" in record else data
+
+
+_INVENTORY = Registry(selftests="off")
+
+
+def drivers_of(name: str) -> list[str]:
+    """Every registered implementation of ``name``: each must meet the same vectors."""
+    return [info.driver for info in _INVENTORY.algorithms() if info.name == name]
