@@ -55,7 +55,11 @@ class Registry:
         self._larvals = Larvals(self._cond)
         self._drivers: dict[str, _Entry] = {}
         self._names: dict[str, list[_Entry]] = {}
-        self._resolved: dict[tuple[str, AlgType | None], Algorithm] = {}
+        # name -> resolved algorithm, one dict per type (None: any type)
+        self._resolved: dict[AlgType | None, dict[str, Algorithm]] = {
+            kind: {} for kind in (None, *AlgType)
+        }
+        self._resolved_shash = self._resolved[AlgType.SHASH]
         self._built: set[str] = set()
         self._loaded: set[str] = set()
         self._templates: dict[str, Template] = {}
@@ -108,7 +112,8 @@ class Registry:
         self._changed()
 
     def _changed(self) -> None:
-        self._resolved.clear()
+        for resolved in self._resolved.values():
+            resolved.clear()
         self._cond.notify_all()
 
     def _remove(self, entry: _Entry) -> None:
@@ -136,11 +141,8 @@ class Registry:
 
     def lookup(self, name: str, type: AlgType | str | None = None) -> Algorithm:
         """The implementation ``name`` (a name or driver) resolves to, tested per policy."""
-        key = (name, None if type is None else AlgType(type))
-        alg = self._resolved.get(key)
-        if alg is None:
-            alg = self._resolve(name, key[1])
-        return alg
+        kind = None if type is None else AlgType(type)
+        return self._resolved[kind].get(name) or self._resolve(name, kind)
 
     def _resolve(self, name: str, type: AlgType | None) -> Algorithm:
         parsed = parse(name)
@@ -151,7 +153,7 @@ class Registry:
             if self._usable(entry):
                 with self._cond:
                     if self._drivers.get(entry.alg.driver) is entry:
-                        self._resolved[(name, type)] = entry.alg
+                        self._resolved[type][name] = entry.alg
                 return entry.alg
         what = f"{type} " if type else ""
         raise AlgorithmNotFound(f"no usable {what}algorithm or driver named {name!r}")
@@ -244,8 +246,7 @@ class Registry:
 
     def alloc_shash(self, name: str) -> Shash:
         """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``)."""
-        alg = self._resolved.get((name, AlgType.SHASH)) or self._resolve(name, AlgType.SHASH)
-        return Shash(alg)
+        return Shash(self._resolved_shash.get(name) or self._resolve(name, AlgType.SHASH))
 
 
 def _validate(alg: Algorithm) -> None:

@@ -13,6 +13,9 @@ from cryptoapi.transforms.shash import HashState, ShashCore
 
 IPAD = 0x36
 OPAD = 0x5C
+# K0 ^ ipad and K0 ^ opad byte by byte, done by bytes.translate in C.
+_XOR_IPAD = bytes(b ^ IPAD for b in range(256))
+_XOR_OPAD = bytes(b ^ OPAD for b in range(256))
 
 
 class HmacState:
@@ -50,9 +53,9 @@ class Hmac:
             key = self._hash.digest(key)
         padded = key.ljust(self._blocksize, b"\0")
         ipad = self._hash.init()
-        ipad.update(bytes(b ^ IPAD for b in padded))
+        ipad.update(padded.translate(_XOR_IPAD))
         opad = self._hash.init()
-        opad.update(bytes(b ^ OPAD for b in padded))
+        opad.update(padded.translate(_XOR_OPAD))
         self._ipad, self._opad = ipad, opad
 
     def init(self) -> HmacState:

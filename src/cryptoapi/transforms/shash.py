@@ -55,13 +55,14 @@ def unkeyed_shash(
     blocksize: int,
 ) -> Algorithm:
     """The registration record of a plain hash whose states ``new(data)`` makes."""
+    core = UnkeyedHash(new)
     return Algorithm(
         name=name,
         driver=driver,
         type=AlgType.SHASH,
         priority=priority,
         provider=provider,
-        create=lambda: UnkeyedHash(new),
+        create=lambda: core,  # stateless, so every transform can share it
         digestsize=digestsize,
         blocksize=blocksize,
     )
@@ -104,17 +105,35 @@ class Shash:
     ``init()`` starts a hashlib-like :class:`HashDesc` for streaming.
     """
 
+    __slots__ = ("_alg", "_core", "_has_key", "digest")
+
     digest: Callable[[Buffer], bytes]
 
     def __init__(self, alg: Algorithm) -> None:
-        self.alg_name = alg.name
-        self.driver_name = alg.driver
-        self.digestsize = alg.digestsize
-        self.blocksize = alg.blocksize
-        self.keyed = alg.keyed
+        self._alg = alg
         self._core: ShashCore = alg.create()
         self._has_key = not alg.keyed
         self.digest = self._core.digest if self._has_key else self._missing_key
+
+    @property
+    def alg_name(self) -> str:
+        return self._alg.name
+
+    @property
+    def driver_name(self) -> str:
+        return self._alg.driver
+
+    @property
+    def digestsize(self) -> int:
+        return self._alg.digestsize
+
+    @property
+    def blocksize(self) -> int:
+        return self._alg.blocksize
+
+    @property
+    def keyed(self) -> bool:
+        return self._alg.keyed
 
     def setkey(self, key: Buffer) -> None:
         """Key a keyed hash; a failed setkey leaves the previous key in place."""
