@@ -9,11 +9,11 @@ STAMP := $(VENV)/.installed-test
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,chart]'
 	touch $@
 
 run: $(STAMP)
-	$(BIN)/cryptoapi list
+	$(BIN)/cryptoapi selftest
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -73,7 +73,7 @@ class Algorithm:
     keyed: bool = False
     inner: tuple["Algorithm", ...] = field(default=(), repr=False)
 
-    def info(self, selftest: SelfTest) -> "AlgInfo":
+    def info(self, selftest: SelfTest, selftest_us: float | None = None) -> "AlgInfo":
         sizes = {size: getattr(self, size) for size in SIZES_BY_TYPE[self.type]}
         return AlgInfo(
             name=self.name,
@@ -82,6 +82,7 @@ class Algorithm:
             priority=self.priority,
             type=self.type,
             selftest=selftest,
+            selftest_us=selftest_us,
             keyed=self.keyed,
             sizes=sizes,
         )
@@ -97,6 +98,7 @@ class AlgInfo:
     priority: int
     type: AlgType
     selftest: SelfTest
+    selftest_us: float | None
     keyed: bool
     sizes: dict[str, int]
 
@@ -115,6 +117,7 @@ class AlgInfo:
             "priority": self.priority,
             "type": str(self.type),
             "selftest": str(self.selftest),
+            "selftest_us": self.selftest_us,
             "keyed": self.keyed,
             **self.sizes,
         }

@@ -8,6 +8,7 @@ to inner algorithms; each inner name may itself be a driver (``hmac(sha256-gener
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NoReturn
 
 from cryptoapi.errors import InvalidArgument
@@ -33,8 +34,12 @@ class Name:
         return f"{self.word}({','.join(str(a) for a in self.args)})"
 
 
+@lru_cache(maxsize=4096)
 def parse(text: str) -> Name:
-    """Parse ``text`` into a :class:`Name`, or raise InvalidArgument naming the position."""
+    """Parse ``text`` into a :class:`Name`, or raise InvalidArgument naming the position.
+
+    Results are cached: registries re-register the same names often, errors are not cached.
+    """
     if not isinstance(text, str):
         raise TypeError(f"algorithm name must be str, not {type(text).__name__}")
     if len(text) > MAX_NAME_LEN:

@@ -3,7 +3,7 @@
 import argparse
 from collections.abc import Sequence
 
-from cryptoapi.cli import listing
+from cryptoapi.cli import boot, listing, selftest
 from cryptoapi.errors import CryptoError
 
 
@@ -11,6 +11,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cryptoapi", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     listing.add_parser(commands)
+    selftest.add_parser(commands)
+    boot.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

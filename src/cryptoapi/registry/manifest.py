@@ -48,6 +48,10 @@ TEMPLATES: dict[str, str] = {
 }
 """Template name -> the module defining it."""
 
+INSTANCES: tuple[str, ...] = tuple(f"hmac({name})" for name in HASHES)
+"""The template instances the project offers, built by ``Registry.instantiate_all`` (as a
+kernel's boot instantiates what its users ask for) so they can be listed and tested."""
+
 
 @dataclass(frozen=True)
 class Manifest:
@@ -55,6 +59,7 @@ class Manifest:
 
     providers: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=lambda: PROVIDERS)
     templates: dict[str, str] = field(default_factory=lambda: TEMPLATES)
+    instances: tuple[str, ...] = INSTANCES
     by_name: dict[str, tuple[str, ...]] = field(init=False)
     by_driver: dict[str, str] = field(init=False)
 
@@ -74,3 +79,6 @@ class Manifest:
         if module is not None:
             return (module,)
         return self.by_name.get(name_or_driver, ())
+
+
+DEFAULT_MANIFEST = Manifest()

@@ -5,25 +5,33 @@ highest-priority one that is usable (tested per the self-test policy, never a fa
 A name nobody registered is parsed as ``template(args)`` and built once from the best inner
 implementations. Providers are imported on first need, from the static manifest.
 
-Hot path: a resolved lookup is cached per (name, type), so a repeated ``alloc_*`` is one
+Hot path: a resolved lookup is cached per name and type, so a repeated ``alloc_*`` is one
 dict read. Every change to the registry clears that cache under the lock.
 """
 
+import contextlib
 import importlib
+import itertools
+import sys
 import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from cryptoapi.alg import AlgInfo, Algorithm, AlgType, SelfTest, Template
-from cryptoapi.errors import AlgorithmExists, AlgorithmNotFound, InvalidArgument
-from cryptoapi.names import parse
+from cryptoapi.errors import AlgorithmExists, AlgorithmNotFound, InvalidArgument, LookupTimeout
+from cryptoapi.names import Name, parse
 from cryptoapi.registry.larval import Larvals
-from cryptoapi.registry.manifest import Manifest
+from cryptoapi.registry.manifest import DEFAULT_MANIFEST, Manifest
+from cryptoapi.registry.trace import TraceEvent
 from cryptoapi.selftest.manager import SelfTestManager, mode_from
 from cryptoapi.transforms.shash import Shash
 
 DEFAULT_LOOKUP_TIMEOUT = 60.0
+
+Trace = Callable[[TraceEvent], None]
 
 
 @dataclass(eq=False)
@@ -31,6 +39,7 @@ class _Entry:
     alg: Algorithm
     selftest: SelfTest
     order: int
+    selftest_us: float | None = None
 
 
 class Registry:
@@ -38,7 +47,9 @@ class Registry:
 
     ``selftests`` is ``off``, ``lazy``, ``eager`` or ``full`` (default: the
     ``CRYPTOAPI_SELFTESTS`` environment variable, else ``lazy``). ``lookup_timeout`` bounds
-    every wait on work another thread is doing (building, loading, testing).
+    every wait on work another thread is doing (building, loading, testing). ``workers``
+    sizes the eager test pool; ``trace`` receives a :class:`TraceEvent` per registration
+    and test.
     """
 
     def __init__(
@@ -47,10 +58,13 @@ class Registry:
         *,
         lookup_timeout: float = DEFAULT_LOOKUP_TIMEOUT,
         manifest: Manifest | None = None,
+        workers: int | None = None,
+        trace: Trace | None = None,
     ) -> None:
-        self.selftest = SelfTestManager(mode_from(selftests))
+        self.selftest = SelfTestManager(mode_from(selftests), workers=workers)
         self.lookup_timeout = lookup_timeout
-        self._manifest = manifest or Manifest()
+        self._manifest = manifest or DEFAULT_MANIFEST
+        self._trace = trace
         self._cond = threading.Condition()
         self._larvals = Larvals(self._cond)
         self._drivers: dict[str, _Entry] = {}
@@ -64,15 +78,15 @@ class Registry:
         self._loaded: set[str] = set()
         self._templates: dict[str, Template] = {}
         self._order = 0
+        self._initial_state = self.selftest.initial_state()
+        self._generation = 0  # bumped by every change; waiters compare it
+        self._queued = 0  # eager tests submitted and not finished
 
     # -- registration ---------------------------------------------------------------
 
     def register(self, alg: Algorithm) -> None:
         """Register an implementation; raises AlgorithmExists on a name/driver collision."""
-        _validate(alg)
-        with self._cond:
-            self._check_collision(alg, include_manifest=True)
-            self._finish_registration(alg)
+        self._register_all((alg,), include_manifest=True)
 
     def register_template(self, template: Template) -> None:
         """Make ``template(args)`` names buildable in this registry."""
@@ -85,8 +99,7 @@ class Registry:
     def unregister(self, driver: str) -> None:
         """Remove a driver and every template instance built on it."""
         with self._cond:
-            entry = self._drivers.get(driver)
-            if entry is None:
+            if driver not in self._drivers:
                 raise AlgorithmNotFound(f"no driver {driver!r} is registered")
             doomed = {driver}
             for other in sorted(self._drivers.values(), key=lambda e: e.order):
@@ -96,24 +109,47 @@ class Registry:
                 self._remove(self._drivers.pop(gone))
             self._changed()
 
-    def _finish_registration(self, alg: Algorithm) -> None:
-        """The one step every registration ends in: insert, then wake whoever waits.
+    def _register_all(self, algs: Iterable[Algorithm], *, include_manifest: bool) -> None:
+        """Check every record first, so a rejected batch changes nothing; then insert."""
+        algs = tuple(algs)
+        for alg in algs:
+            _validate(alg)
+        with self._cond:
+            for alg in algs:
+                self._check_collision(alg, include_manifest=include_manifest)
+            entries = [self._finish_registration(alg) for alg in algs]
+            self._changed()
+            if self.selftest.at_registration:
+                self._queued += len(entries)
+        if self.selftest.at_registration:
+            for entry in entries:
+                self.selftest.submit(partial(self._run_queued_test, entry))
 
-        With self-tests off this is all a registration costs: no thread, no queue.
+    def _finish_registration(self, alg: Algorithm) -> _Entry:
+        """The step every registration ends in (the caller then wakes waiters once).
+
+        With self-tests off this and one wake-up are all a registration costs: no
+        thread, no queue. Called with the lock held.
         """
+        started = time.perf_counter() if self._trace else 0.0
         self._order += 1
-        entry = _Entry(alg, self.selftest.initial_state(), self._order)
+        entry = _Entry(alg, self._initial_state, self._order)
         self._drivers[alg.driver] = entry
-        ranked = [*self._names.get(alg.name, ()), entry]
-        ranked.sort(key=lambda e: (-e.alg.priority, e.order))
-        self._names[alg.name] = ranked
+        ranked = self._names.get(alg.name)
+        if ranked is None:
+            self._names[alg.name] = [entry]
+        else:  # a new list, so lock-free readers never see one half-sorted
+            self._names[alg.name] = sorted([*ranked, entry], key=_rank)
         if not alg.inner:
             self._built.clear()  # a new inner algorithm may make instances better
-        self._changed()
+        if self._trace:
+            self._emit("register", alg.driver, started, "ok")
+        return entry
 
     def _changed(self) -> None:
         for resolved in self._resolved.values():
             resolved.clear()
+        self._generation += 1
         self._cond.notify_all()
 
     def _remove(self, entry: _Entry) -> None:
@@ -139,24 +175,62 @@ class Registry:
 
     # -- lookup ---------------------------------------------------------------------
 
-    def lookup(self, name: str, type: AlgType | str | None = None) -> Algorithm:
-        """The implementation ``name`` (a name or driver) resolves to, tested per policy."""
+    def lookup(self, name: str, type: AlgType | str | None = None, *, wait: float = 0) -> Algorithm:
+        """The implementation ``name`` (a name or driver) resolves to, tested per policy.
+
+        With ``wait`` > 0, a name nothing provides yet is waited for (up to ``wait``
+        seconds, then LookupTimeout): any registration wakes the waiter to try again.
+        """
         kind = None if type is None else AlgType(type)
-        return self._resolved[kind].get(name) or self._resolve(name, kind)
+        alg = self._resolved[kind].get(name)
+        if alg is not None:
+            return alg
+        if wait <= 0:
+            return self._resolve(name, kind)
+        return self._resolve_waiting(name, kind, wait)
+
+    def _resolve_waiting(self, name: str, kind: AlgType | None, wait: float) -> Algorithm:
+        deadline = time.monotonic() + wait
+        while True:
+            generation = self._generation
+            try:
+                return self._resolve(name, kind)
+            except AlgorithmNotFound:
+                with self._cond:
+                    remaining = deadline - time.monotonic()
+                    woken = remaining > 0 and self._cond.wait_for(
+                        partial(self._changed_since, generation), remaining
+                    )
+                if not woken:
+                    raise LookupTimeout(f"no {name!r} was registered within {wait:g} s") from None
 
     def _resolve(self, name: str, type: AlgType | None) -> Algorithm:
         parsed = parse(name)
         self._load_providers(name)
         if parsed.is_template and name not in self._built:
-            self._larvals.run(f"build {name}", lambda: self._build(name), self.lookup_timeout)
+            self._larvals.run(f"build {name}", partial(self._build, name), self.lookup_timeout)
+        found = self._first_usable(name, type)
+        if found is None and parsed.is_template:
+            # The instance built from the best inner implementations failed its test:
+            # build the others too, so the name still works if any combination passes.
+            self._drivers_of(parsed)
+            found = self._first_usable(name, type)
+        if found is None:
+            what = f"{type} " if type else ""
+            raise AlgorithmNotFound(f"no usable {what}algorithm or driver named {name!r}")
+        return found
+
+    def _first_usable(self, name: str, type: AlgType | None) -> Algorithm | None:
         for entry in self._candidates(name, type):
             if self._usable(entry):
                 with self._cond:
                     if self._drivers.get(entry.alg.driver) is entry:
                         self._resolved[type][name] = entry.alg
                 return entry.alg
-        what = f"{type} " if type else ""
-        raise AlgorithmNotFound(f"no usable {what}algorithm or driver named {name!r}")
+        return None
+
+    def _changed_since(self, generation: int) -> bool:
+        return self._generation != generation
 
     def _candidates(self, name: str, type: AlgType | None) -> list[_Entry]:
         with self._cond:
@@ -165,18 +239,44 @@ class Registry:
         return [e for e in entries if type is None or e.alg.type is type]
 
     def _usable(self, entry: _Entry) -> bool:
+        """Test ``entry`` if a test is due (or wait for the one under way); not failed?"""
         if entry.selftest is SelfTest.PENDING:
             self._larvals.run(
-                f"test {entry.alg.driver}", lambda: self._test(entry), self.lookup_timeout
+                f"test {entry.alg.driver}", partial(self._test, entry), self.lookup_timeout
             )
         return entry.selftest is not SelfTest.FAILED
 
     def _test(self, entry: _Entry) -> None:
-        if entry.selftest is SelfTest.PENDING:
-            result = self.selftest.test(entry.alg)
+        if entry.selftest is not SelfTest.PENDING:
+            return
+        started = time.perf_counter()
+        result, micros = self.selftest.test(entry.alg)
+        with self._cond:
+            entry.selftest, entry.selftest_us = result, micros
+            self._changed()
+        if self._trace:
+            self._emit("test", entry.alg.driver, started, str(result))
+
+    def _run_queued_test(self, entry: _Entry) -> None:
+        try:
+            self._usable(entry)
+        finally:
             with self._cond:
-                entry.selftest = result
-                self._changed()
+                self._queued -= 1
+                self._cond.notify_all()
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Wait until every eager test submitted so far has finished."""
+        with self._cond:
+            done = self._cond.wait_for(lambda: self._queued == 0, timeout)
+        if not done:
+            raise LookupTimeout(f"self-tests still running after {timeout:g} s")
+
+    def _emit(self, kind: str, driver: str, started: float, result: str) -> None:
+        assert self._trace is not None
+        micros = (time.perf_counter() - started) * 1e6
+        thread = threading.current_thread().name
+        self._trace(TraceEvent(kind, driver, started, micros, thread, result))
 
     # -- lazy providers and templates -----------------------------------------------
 
@@ -192,31 +292,26 @@ class Registry:
         if module in self._loaded:
             return
         try:
-            algorithms: tuple[Algorithm, ...] = importlib.import_module(module).ALGORITHMS
+            imported = sys.modules.get(module) or importlib.import_module(module)
+            algorithms: tuple[Algorithm, ...] = imported.ALGORITHMS
         except ModuleNotFoundError as missing:
             if missing.name and missing.name.startswith("cryptoapi"):
                 raise
             algorithms = ()  # an optional dependency is absent: the provider offers nothing
-        with self._cond:
-            for alg in algorithms:
-                _validate(alg)
-                self._check_collision(alg, include_manifest=False)
-            for alg in algorithms:
-                self._finish_registration(alg)
-            self._loaded.add(module)
+        self._register_all(algorithms, include_manifest=False)
+        self._loaded.add(module)
 
     def _build(self, name: str) -> None:
         """Instantiate ``name`` from its template and register it unless already present."""
         parsed = parse(name)
         template = self._template(parsed.word)
-        args = tuple(str(arg) for arg in parsed.args)
-        alg = template.create(self.lookup, args)
-        _validate(alg)
-        with self._cond:
+        alg = template.create(self.lookup, tuple(str(arg) for arg in parsed.args))
+        try:
+            self._register_all((alg,), include_manifest=False)
+        except AlgorithmExists:
             if alg.driver not in self._drivers:
-                self._check_collision(alg, include_manifest=False)
-                self._finish_registration(alg)
-            self._built.add(name)
+                raise  # a real collision, not the same instance built for another name
+        self._built.add(name)
 
     def _template(self, word: str) -> Template:
         template = self._templates.get(word)
@@ -233,6 +328,38 @@ class Registry:
         for module in self._manifest.providers:
             self._ensure_loaded(module)
 
+    def instantiate_all(self) -> None:
+        """Build every standard instance over every implementation of its inner names."""
+        for name in self._manifest.instances:
+            self._drivers_of(parse(name))
+
+    def _drivers_of(self, name: Name) -> list[str]:
+        """Every driver of ``name``; a template name is first built from each combination
+        of its arguments' drivers (``hmac(sha256-generic)``, ``hmac(sha256-openssl)``)."""
+        if name.is_template:
+            for args in itertools.product(*(self._drivers_of(arg) for arg in name.args)):
+                with contextlib.suppress(AlgorithmNotFound):
+                    self.lookup(str(Name(name.word, tuple(Name(a) for a in args))))
+        else:
+            self._load_providers(name.word)
+        with self._cond:
+            return [entry.alg.driver for entry in self._names.get(str(name), ())]
+
+    def run_selftests(self, names: Iterable[str] = ()) -> list[AlgInfo]:
+        """Test every registered implementation now (of ``names`` only, if given) and
+        return their records; in ``off`` mode nothing is tested."""
+        wanted = set(names)
+        with self._cond:
+            entries = [
+                e for e in self._drivers.values()
+                if not wanted or e.alg.name in wanted or e.alg.driver in wanted
+            ]  # fmt: skip
+        for entry in entries:
+            self._usable(entry)
+        self.wait_idle(self.lookup_timeout)
+        with self._cond:
+            return [e.alg.info(e.selftest, e.selftest_us) for e in entries]
+
     # -- views and allocation -------------------------------------------------------
 
     def algorithms(self) -> list[AlgInfo]:
@@ -242,11 +369,16 @@ class Registry:
             entries = sorted(
                 self._drivers.values(), key=lambda e: (e.alg.name, -e.alg.priority, e.order)
             )
-            return [e.alg.info(e.selftest) for e in entries]
+            return [e.alg.info(e.selftest, e.selftest_us) for e in entries]
 
     def alloc_shash(self, name: str) -> Shash:
         """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``)."""
         return Shash(self._resolved_shash.get(name) or self._resolve(name, AlgType.SHASH))
+
+
+def _rank(entry: _Entry) -> tuple[int, int]:
+    """Higher priority first; among equals, the earlier registration."""
+    return -entry.alg.priority, entry.order
 
 
 def _validate(alg: Algorithm) -> None:

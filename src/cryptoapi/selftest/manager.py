@@ -1,19 +1,36 @@
 """The self-test manager: one policy switch for every implementation.
 
-``off`` tests nothing and costs nothing at registration; ``lazy`` tests an implementation
-the first time it is allocated; ``eager`` tests at registration; ``full`` adds fuzzing.
-The registry asks :meth:`SelfTestManager.initial_state` when an algorithm is registered and
-:meth:`SelfTestManager.test` when a test is due.
+| mode    | when an implementation is tested                                         |
+|---------|--------------------------------------------------------------------------|
+| ``off``   | never: registering is an insert and a wake-up, no thread, no queue   |
+| ``lazy``  | the first time it is allocated, by the allocating thread              |
+| ``eager`` | at registration, on one bounded pool (``min(4, CPUs)`` workers)       |
+| ``full``  | as ``eager``, plus differential fuzzing through :attr:`fuzzer`        |
+
+The registry asks :meth:`SelfTestManager.initial_state` at registration, hands eager tests
+to :meth:`submit`, and calls :meth:`test` when one is due. ``CRYPTOAPI_BREAK_SELFTEST``
+names drivers whose tests must fail (their outputs are corrupted before comparison), so
+anyone can watch the fallback to the next implementation work.
 """
 
-import logging
 import os
+import time
+from collections.abc import Callable
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from cryptoapi.alg import Algorithm, SelfTest
-from cryptoapi.errors import InvalidArgument
+from cryptoapi.errors import InvalidArgument, SelfTestFailed
+from cryptoapi.selftest.kat import run_known_answers
+from cryptoapi.selftest.vectors import vectors_for
 
-log = logging.getLogger("cryptoapi.selftest")
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+DEFAULT_FUZZ_ITERATIONS = 100
+
+Fuzzer = Callable[[Algorithm, int], str | None]
+"""Runs ``n`` fuzz cases of an implementation; returns a mismatch report or None."""
 
 
 class Mode(StrEnum):
@@ -36,15 +53,73 @@ def mode_from(value: str | None) -> Mode:
         raise InvalidArgument(f"self-test mode {value!r} is not one of {choices}") from None
 
 
-class SelfTestManager:
-    """Decides when implementations are tested and runs their known-answer tests."""
+def default_workers() -> int:
+    return min(4, os.cpu_count() or 1)
 
-    def __init__(self, mode: Mode) -> None:
+
+def broken_from_env() -> frozenset[str]:
+    """Drivers named in ``CRYPTOAPI_BREAK_SELFTEST`` (comma-separated)."""
+    raw = os.environ.get("CRYPTOAPI_BREAK_SELFTEST", "")
+    return frozenset(driver.strip() for driver in raw.split(",") if driver.strip())
+
+
+class SelfTestManager:
+    """Decides when implementations are tested, runs their tests and reports failures."""
+
+    def __init__(
+        self,
+        mode: Mode,
+        *,
+        workers: int | None = None,
+        fuzz_iterations: int = DEFAULT_FUZZ_ITERATIONS,
+        broken: frozenset[str] | None = None,
+    ) -> None:
         self.mode = mode
+        self.workers = workers or default_workers()
+        self.fuzz_iterations = fuzz_iterations
+        self.fuzzer: Fuzzer | None = None
+        self.broken = broken_from_env() if broken is None else broken
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def at_registration(self) -> bool:
+        """Whether tests start when an implementation registers (eager and full)."""
+        return self.mode in (Mode.EAGER, Mode.FULL)
 
     def initial_state(self) -> SelfTest:
         return SelfTest.UNTESTED if self.mode is Mode.OFF else SelfTest.PENDING
 
-    def test(self, alg: Algorithm) -> SelfTest:
-        """Run ``alg``'s known-answer tests; the vectors arrive with the self-test issue."""
-        return SelfTest.UNTESTED
+    def submit(self, job: Callable[[], object]) -> None:
+        """Queue an eager test on the bounded pool, created on first use."""
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="cryptomgr")
+        self._pool.submit(job)
+
+    def test(self, alg: Algorithm) -> tuple[SelfTest, float]:
+        """Run ``alg``'s known-answer tests (and fuzzing in ``full``): result, microseconds."""
+        started = time.perf_counter()
+        vectors = vectors_for(alg.name)
+        result = self._run(alg, vectors) if vectors else SelfTest.UNTESTED
+        return result, (time.perf_counter() - started) * 1e6
+
+    def _run(self, alg: Algorithm, vectors: list[dict[str, str]]) -> SelfTest:
+        try:
+            run_known_answers(alg, vectors, corrupt=alg.driver in self.broken)
+            if self.mode is Mode.FULL and self.fuzzer is not None:
+                mismatch = self.fuzzer(alg, self.fuzz_iterations)
+                if mismatch is not None:
+                    raise SelfTestFailed(f"{alg.driver}: fuzzing found a mismatch: {mismatch}")
+        except Exception as error:  # any exception from an implementation fails its test
+            _report_failure(alg, error)
+            return SelfTest.FAILED
+        return SelfTest.PASSED
+
+
+def _report_failure(alg: Algorithm, error: Exception) -> None:
+    import logging  # only on this path: logging costs more to import than a test run
+
+    logging.getLogger("cryptoapi.selftest").error(
+        "self-test failed for %s (%s); it will not be used: %s", alg.driver, alg.name, error
+    )
