@@ -33,7 +33,9 @@ def test_public_exports_are_guarded():
         "Algorithm", "AlgorithmExists", "AlgorithmNotFound", "BadMessage", "CryptoError",
         "HashDesc", "InvalidArgument", "InvalidKey", "LookupTimeout", "Registry", "SelfTest",
         "SelfTestFailed", "Shash", "Template", "algorithms", "alloc_shash", "default_registry",
-        "instance", "lookup", "register", "unkeyed_shash", "unregister",
+        "instance", "lookup", "register", "unkeyed_shash", "unregister", "Aead", "Cipher",
+        "Skcipher", "NeedFallback", "alloc_aead", "alloc_cipher", "alloc_skcipher",
+        "Kdf", "alloc_kdf", "kdf108_fixed_input",
     }  # fmt: skip
     assert set(cryptoapi.__all__) == expected
     for name in expected:

@@ -72,5 +72,6 @@ _INVENTORY = Registry(selftests="off")
 
 
 def drivers_of(name: str) -> list[str]:
-    """Every registered implementation of ``name``: each must meet the same vectors."""
-    return [info.driver for info in _INVENTORY.algorithms() if info.name == name]
+    """Every implementation of ``name`` (compositions over every inner implementation
+    included): each must meet the same vectors."""
+    return _INVENTORY.implementations(name)

@@ -36,7 +36,13 @@ if TYPE_CHECKING:
         instance,
     )
     from cryptoapi.registry.registry import Registry, default_registry
+    from cryptoapi.templates.kdf108ctr import fixed_input as kdf108_fixed_input
+    from cryptoapi.transforms.aead import Aead
+    from cryptoapi.transforms.base import NeedFallback
+    from cryptoapi.transforms.cipher import Cipher
+    from cryptoapi.transforms.kdf import Kdf
     from cryptoapi.transforms.shash import HashDesc, Shash, unkeyed_shash
+    from cryptoapi.transforms.skcipher import Skcipher
 
 _LAZY = {
     "cryptoapi.alg": (
@@ -52,33 +58,50 @@ _LAZY = {
     ),
     "cryptoapi.registry.registry": ("Registry", "default_registry"),
     "cryptoapi.transforms.shash": ("HashDesc", "Shash", "unkeyed_shash"),
+    "cryptoapi.transforms.aead": ("Aead",),
+
+    "cryptoapi.transforms.base": ("NeedFallback",),
+    "cryptoapi.transforms.cipher": ("Cipher",),
+    "cryptoapi.transforms.kdf": ("Kdf",),
+    "cryptoapi.transforms.skcipher": ("Skcipher",),
 }
-_LAZY_FROM = {name: module for module, names in _LAZY.items() for name in names}
+_LAZY_FROM = {name: (module, name) for module, names in _LAZY.items() for name in names}
+_LAZY_FROM["kdf108_fixed_input"] = ("cryptoapi.templates.kdf108ctr", "fixed_input")
 
 __all__ = [
     "PRIORITY_GENERIC",
     "PRIORITY_OPENSSL",
     "PRIORITY_PURE",
+    "Aead",
     "AlgInfo",
     "AlgType",
     "Algorithm",
     "AlgorithmExists",
     "AlgorithmNotFound",
     "BadMessage",
+    "Cipher",
     "CryptoError",
     "HashDesc",
     "InvalidArgument",
     "InvalidKey",
+    "Kdf",
     "LookupTimeout",
+    "NeedFallback",
     "Registry",
     "SelfTest",
     "SelfTestFailed",
     "Shash",
+    "Skcipher",
     "Template",
     "algorithms",
+    "alloc_aead",
+    "alloc_cipher",
+    "alloc_kdf",
     "alloc_shash",
+    "alloc_skcipher",
     "default_registry",
     "instance",
+    "kdf108_fixed_input",
     "lookup",
     "register",
     "unkeyed_shash",
@@ -92,10 +115,11 @@ def _module(name: str) -> object:
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY_FROM.get(name)
-    if module is None:
+    where = _LAZY_FROM.get(name)
+    if where is None:
         raise AttributeError(f"module 'cryptoapi' has no attribute {name!r}")
-    value = getattr(_module(module), name)
+    module, attribute = where
+    value = getattr(_module(module), attribute)
     globals()[name] = value
     return value
 
@@ -117,6 +141,26 @@ def _registry() -> "Registry":
 def alloc_shash(name: str) -> "Shash":
     """A hash or MAC transform from the default registry (``sha256``, ``hmac(sha256)``)."""
     return _registry().alloc_shash(name)
+
+
+def alloc_cipher(name: str) -> "Cipher":
+    """A single-block cipher transform from the default registry (``aes``)."""
+    return _registry().alloc_cipher(name)
+
+
+def alloc_skcipher(name: str) -> "Skcipher":
+    """A cipher transform from the default registry (``cbc(aes)``, ``chacha20``)."""
+    return _registry().alloc_skcipher(name)
+
+
+def alloc_aead(name: str) -> "Aead":
+    """An AEAD transform from the default registry (``gcm(aes)``, ``rfc4106(gcm(aes))``)."""
+    return _registry().alloc_aead(name)
+
+
+def alloc_kdf(name: str) -> "Kdf":
+    """A key-derivation transform from the default registry (``hkdf(hmac(sha256))``)."""
+    return _registry().alloc_kdf(name)
 
 
 def algorithms() -> "list[AlgInfo]":

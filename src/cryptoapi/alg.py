@@ -53,8 +53,15 @@ class Algorithm:
     """One registered implementation.
 
     ``create()`` returns the object a transform drives (for a ``shash``, something with
-    ``init()``, ``digest(data)`` and, when ``keyed``, ``setkey(key)``). ``inner`` lists the
-    algorithms a template instance was built from, so unregistering one removes it too.
+    ``init()``, ``digest(data)`` and, when ``keyed``, ``setkey(key)``; see the protocols in
+    ``cryptoapi.transforms``). ``inner`` lists the algorithms a template instance was built
+    from, so unregistering one removes it too.
+
+    Data rules the transforms enforce, so that every implementation of a name agrees:
+    ``min_datasize`` > 0 means "at least that many bytes, any length" (xts, cts), else a
+    skcipher takes whole ``blocksize`` blocks; ``ivsizes`` is an inclusive range of IV
+    lengths when more than ``ivsize`` is allowed (gcm, ccm); ``authsizes`` lists the tag
+    lengths an AEAD accepts (the default is ``maxauthsize``).
     """
 
     name: str
@@ -71,6 +78,9 @@ class Algorithm:
     maxauthsize: int = 0
     seedsize: int = 0
     keyed: bool = False
+    min_datasize: int = 0
+    ivsizes: tuple[int, int] | None = None
+    authsizes: tuple[int, ...] = ()
     inner: tuple["Algorithm", ...] = field(default=(), repr=False)
 
     def info(self, selftest: SelfTest, selftest_us: float | None = None) -> "AlgInfo":

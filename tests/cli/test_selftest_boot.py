@@ -1,5 +1,6 @@
 import json
 
+from cryptoapi import Registry
 from cryptoapi.cli import main
 
 
@@ -20,7 +21,8 @@ def test_selftest_table_of_some_names(capsys):
         "name", "driver", "provider", "priority", "result", "time_us",
     ]  # fmt: skip
     assert "hmac(sha256-openssl)" in out and "md5-generic" in out and "sha1" not in out
-    assert "4 implementations: 4 passed" in out
+    expected = len(Registry("off").implementations("hmac(sha256)")) + 3  # md5: three drivers
+    assert f"{expected} implementations: {expected} passed" in out
 
 
 def test_boot_lines_totals_and_chart(capsys, tmp_path):
@@ -29,7 +31,8 @@ def test_boot_lines_totals_and_chart(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "calling  sha256-openssl ... returned 0 after" in out
     assert "testing  sha256-openssl ... passed after" in out
-    assert "boot (eager): 20 registrations, 20 tests run" in out
+    providers = len(Registry("off").algorithms())
+    assert f"boot (eager): {providers} registrations, {providers} tests run" in out
     assert chart.stat().st_size > 1000
 
 

@@ -25,5 +25,6 @@ def test_reverse_indexes():
     assert set(manifest.modules_for("sha256")) == {
         "cryptoapi.providers.generic.sha256",
         "cryptoapi.providers.openssl.hashes",
+        "cryptoapi.providers.pycryptodome.hashes",
     }
     assert manifest.modules_for("hmac(sha256)") == ()

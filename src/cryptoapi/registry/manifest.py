@@ -40,15 +40,87 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         for module, names in _GENERIC_HASH_MODULES.items()
     },
     "cryptoapi.providers.openssl.hashes": _offers(HASHES, "openssl"),
+    "cryptoapi.providers.generic.aes": (("aes", "aes-generic"),),
+    "cryptoapi.providers.generic.chacha20": _offers(("chacha20", "xchacha20"), "generic"),
+    "cryptoapi.providers.generic.poly1305": (("poly1305", "poly1305-generic"),),
+    "cryptoapi.providers.generic.ghash": (("ghash", "ghash-generic"),),
+    "cryptoapi.providers.generic.xchacha20poly1305": (
+        ("xchacha20poly1305", "xchacha20poly1305-generic"),
+    ),
+    "cryptoapi.providers.openssl.ciphers": (
+        ("aes", "aes-openssl"),
+        ("ecb(aes)", "ecb-aes-openssl"),
+        ("cbc(aes)", "cbc-aes-openssl"),
+        ("ctr(aes)", "ctr-aes-openssl"),
+        ("xts(aes)", "xts-aes-openssl"),
+        ("chacha20", "chacha20-openssl"),
+        ("xchacha20", "xchacha20-openssl"),
+    ),
+    "cryptoapi.providers.openssl.aead": (
+        ("gcm(aes)", "gcm-aes-openssl"),
+        ("ccm(aes)", "ccm-aes-openssl"),
+        ("rfc7539(chacha20,poly1305)", "rfc7539-chacha20-poly1305-openssl"),
+        ("xchacha20poly1305", "xchacha20poly1305-openssl"),
+    ),
+    "cryptoapi.providers.openssl.macs": (
+        ("cmac(aes)", "cmac-aes-openssl"),
+        ("poly1305", "poly1305-openssl"),
+    ),
+    # An optional third, independent implementation (pycryptodome, priority 200) that the
+    # fuzzer uses to name the odd one out when two implementations disagree.
+    "cryptoapi.providers.pycryptodome.hashes": _offers(HASHES, "pycryptodome"),
+    "cryptoapi.providers.pycryptodome.ciphers": (
+        ("aes", "aes-pycryptodome"),
+        ("cbc(aes)", "cbc-aes-pycryptodome"),
+        ("ctr(aes)", "ctr-aes-pycryptodome"),
+        ("chacha20", "chacha20-pycryptodome"),
+    ),
+    "cryptoapi.providers.pycryptodome.aead": (
+        ("gcm(aes)", "gcm-aes-pycryptodome"),
+        ("ccm(aes)", "ccm-aes-pycryptodome"),
+        ("rfc7539(chacha20,poly1305)", "rfc7539-chacha20-poly1305-pycryptodome"),
+        ("xchacha20poly1305", "xchacha20poly1305-pycryptodome"),
+    ),
+    "cryptoapi.providers.pycryptodome.macs": (
+        ("cmac(aes)", "cmac-aes-pycryptodome"),
+        ("poly1305", "poly1305-pycryptodome"),
+    ),
 }
 """Provider module -> the (name, driver) pairs it registers."""
 
 TEMPLATES: dict[str, str] = {
-    "hmac": "cryptoapi.templates.hmac",
-}
-"""Template name -> the module defining it."""
+    name: f"cryptoapi.templates.{name}"
+    for name in (
+        "hmac", "ecb", "cbc", "ctr", "xts", "cts", "rfc3686", "cmac", "xcbc", "gcm", "ccm",
+        "rfc4106", "rfc4309", "rfc4543", "rfc7539", "rfc7539esp", "authenc",
+        "kdf108ctr", "kdf108fb", "kdf108dp", "hkdf",
+    )
+}  # fmt: skip
+"""Template name -> the module defining it (one template per module)."""
 
-INSTANCES: tuple[str, ...] = tuple(f"hmac({name})" for name in HASHES)
+AUTHENC_HASHES = ("sha1", "sha256", "sha384", "sha512")
+
+INSTANCES: tuple[str, ...] = (
+    *(f"hmac({name})" for name in HASHES),
+    "ecb(aes)",
+    "cbc(aes)",
+    "ctr(aes)",
+    "xts(aes)",
+    "cts(cbc(aes))",
+    "rfc3686(ctr(aes))",
+    "cmac(aes)",
+    "xcbc(aes)",
+    "gcm(aes)",
+    "ccm(aes)",
+    "rfc4106(gcm(aes))",
+    "rfc4309(ccm(aes))",
+    "rfc4543(gcm(aes))",
+    "rfc7539(chacha20,poly1305)",
+    "rfc7539esp(chacha20,poly1305)",
+    *(f"authenc(hmac({name}),cbc(aes))" for name in AUTHENC_HASHES),
+    *(f"{mode}(hmac(sha256))" for mode in ("kdf108ctr", "kdf108fb", "kdf108dp", "hkdf")),
+    "kdf108ctr(cmac(aes))",
+)
 """The template instances the project offers, built by ``Registry.instantiate_all`` (as a
 kernel's boot instantiates what its users ask for) so they can be listed and tested."""
 

@@ -12,6 +12,7 @@ dict read. Every change to the registry clears that cache under the lock.
 import contextlib
 import importlib
 import itertools
+import os
 import sys
 import threading
 import time
@@ -26,8 +27,13 @@ from cryptoapi.names import Name, parse
 from cryptoapi.registry.larval import Larvals
 from cryptoapi.registry.manifest import DEFAULT_MANIFEST, Manifest
 from cryptoapi.registry.trace import TraceEvent
-from cryptoapi.selftest.manager import SelfTestManager, mode_from
+from cryptoapi.selftest.fault import faults_from_env, faulty
+from cryptoapi.selftest.manager import DEFAULT_FUZZ_ITERATIONS, Mode, SelfTestManager, mode_from
+from cryptoapi.transforms.aead import Aead
+from cryptoapi.transforms.cipher import Cipher
+from cryptoapi.transforms.kdf import Kdf
 from cryptoapi.transforms.shash import Shash
+from cryptoapi.transforms.skcipher import Skcipher
 
 DEFAULT_LOOKUP_TIMEOUT = 60.0
 
@@ -48,8 +54,8 @@ class Registry:
     ``selftests`` is ``off``, ``lazy``, ``eager`` or ``full`` (default: the
     ``CRYPTOAPI_SELFTESTS`` environment variable, else ``lazy``). ``lookup_timeout`` bounds
     every wait on work another thread is doing (building, loading, testing). ``workers``
-    sizes the eager test pool; ``trace`` receives a :class:`TraceEvent` per registration
-    and test.
+    sizes the eager test pool; ``fuzz_iterations`` bounds the cases ``full`` mode fuzzes
+    per implementation; ``trace`` receives a :class:`TraceEvent` per registration and test.
     """
 
     def __init__(
@@ -59,12 +65,22 @@ class Registry:
         lookup_timeout: float = DEFAULT_LOOKUP_TIMEOUT,
         manifest: Manifest | None = None,
         workers: int | None = None,
+        fuzz_iterations: int = DEFAULT_FUZZ_ITERATIONS,
         trace: Trace | None = None,
     ) -> None:
-        self.selftest = SelfTestManager(mode_from(selftests), workers=workers)
+        self.selftest = SelfTestManager(
+            mode_from(selftests), workers=workers, fuzz_iterations=fuzz_iterations
+        )
         self.lookup_timeout = lookup_timeout
         self._manifest = manifest or DEFAULT_MANIFEST
         self._trace = trace
+        self._faults = faults_from_env()
+        if self.selftest.mode is Mode.FULL:
+            from cryptoapi.selftest.fuzz import make_fuzzer, new_seed
+
+            fixed = os.environ.get("CRYPTOAPI_FUZZ_SEED")
+            self.selftest.fuzz_seed = int(fixed) if fixed else new_seed()
+            self.selftest.fuzzer = make_fuzzer(self, self.selftest.fuzz_seed)
         self._cond = threading.Condition()
         self._larvals = Larvals(self._cond)
         self._drivers: dict[str, _Entry] = {}
@@ -333,15 +349,18 @@ class Registry:
         for name in self._manifest.instances:
             self._drivers_of(parse(name))
 
+    def implementations(self, name: str) -> list[str]:
+        """Every driver of ``name``, best first; for a template name, the template is first
+        built over each combination of its arguments' implementations (``gcm(aes)``:
+        ``gcm-aes-openssl``, ``gcm(aes-openssl)``, ``gcm(aes-generic)`` ...)."""
+        return self._drivers_of(parse(name))
+
     def _drivers_of(self, name: Name) -> list[str]:
-        """Every driver of ``name``; a template name is first built from each combination
-        of its arguments' drivers (``hmac(sha256-generic)``, ``hmac(sha256-openssl)``)."""
+        self._load_providers(str(name))  # one-piece implementations (cmac-aes-openssl)
         if name.is_template:
             for args in itertools.product(*(self._drivers_of(arg) for arg in name.args)):
                 with contextlib.suppress(AlgorithmNotFound):
                     self.lookup(str(Name(name.word, tuple(Name(a) for a in args))))
-        else:
-            self._load_providers(name.word)
         with self._cond:
             return [entry.alg.driver for entry in self._names.get(str(name), ())]
 
@@ -373,12 +392,52 @@ class Registry:
 
     def alloc_shash(self, name: str) -> Shash:
         """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``)."""
-        return Shash(self._resolved_shash.get(name) or self._resolve(name, AlgType.SHASH))
+        alg = self._resolved_shash.get(name) or self._resolve(name, AlgType.SHASH)
+        return self.new_transform(alg) if self._faults else Shash(alg)
+
+    def alloc_cipher(self, name: str) -> Cipher:
+        """A single-block cipher transform (``aes``)."""
+        return self.new_transform(self.lookup(name, AlgType.CIPHER))  # type: ignore[no-any-return]
+
+    def alloc_skcipher(self, name: str) -> Skcipher:
+        """A whole-message cipher transform (``cbc(aes)``, ``xts(aes)``, ``chacha20``)."""
+        return self.new_transform(self.lookup(name, AlgType.SKCIPHER))  # type: ignore[no-any-return]
+
+    def alloc_aead(self, name: str) -> Aead:
+        """An AEAD transform (``gcm(aes)``, ``rfc4106(gcm(aes))``, ``xchacha20poly1305``)."""
+        return self.new_transform(self.lookup(name, AlgType.AEAD))  # type: ignore[no-any-return]
+
+    def alloc_kdf(self, name: str) -> Kdf:
+        """A key-derivation transform (``kdf108ctr(hmac(sha256))``, ``hkdf(hmac(sha256))``)."""
+        return self.new_transform(self.lookup(name, AlgType.KDF))  # type: ignore[no-any-return]
+
+    def new_transform(self, alg: Algorithm) -> Any:
+        """A transform of exactly ``alg``, as users get it (with its fallback and any
+        ``CRYPTOAPI_FAULT`` injected), without a lookup: the fuzzer drives these."""
+        if alg.driver in self._faults:
+            alg = faulty(alg)
+        if alg.type is AlgType.SHASH:
+            return Shash(alg)
+        if alg.type is AlgType.KDF:
+            return Kdf(alg)
+        keyed = {AlgType.CIPHER: Cipher, AlgType.SKCIPHER: Skcipher, AlgType.AEAD: Aead}
+        return keyed[alg.type](alg, partial(self._fallback_core, alg))
+
+    def _fallback_core(self, alg: Algorithm) -> Any:
+        """A core of the next usable implementation of ``alg``'s name, for the parameters
+        ``alg`` lacks; template compositions are built for it if need be."""
+        self._drivers_of(parse(alg.name))
+        for entry in self._candidates(alg.name, alg.type):
+            if entry.alg.driver != alg.driver and self._usable(entry):
+                return entry.alg.create()
+        raise AlgorithmNotFound(f"no implementation of {alg.name} besides {alg.driver}")
 
 
-def _rank(entry: _Entry) -> tuple[int, int]:
-    """Higher priority first; among equals, the earlier registration."""
-    return -entry.alg.priority, entry.order
+def _rank(entry: _Entry) -> tuple[int, bool, int]:
+    """Higher priority first; among equals a one-piece implementation before a template
+    instance (a dedicated driver beats a composition of parts of the same priority), then
+    the earlier registration."""
+    return -entry.alg.priority, bool(entry.alg.inner), entry.order
 
 
 def _validate(alg: Algorithm) -> None:

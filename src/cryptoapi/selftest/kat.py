@@ -9,9 +9,13 @@ failure path runs the real test and not a shortcut.
 from collections.abc import Callable
 
 from cryptoapi.alg import Algorithm, AlgType
-from cryptoapi.errors import SelfTestFailed
+from cryptoapi.errors import BadMessage, SelfTestFailed
 from cryptoapi.selftest.vectors import Vector
+from cryptoapi.transforms.aead import Aead
+from cryptoapi.transforms.cipher import Cipher
+from cryptoapi.transforms.kdf import Kdf
 from cryptoapi.transforms.shash import Shash
+from cryptoapi.transforms.skcipher import Skcipher
 
 Runner = Callable[[Algorithm, Vector, Callable[[bytes], bytes]], None]
 
@@ -37,8 +41,66 @@ def run_shash(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> 
     _expect(alg, vector, "copied digest", out(copied.final()), vector["digest"])
 
 
+def _hex(vector: Vector, field: str) -> bytes:
+    return bytes.fromhex(vector.get(field, ""))
+
+
+def run_cipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
+    """One block each way (fields: key, pt, ct)."""
+    tfm = Cipher(alg)
+    tfm.setkey(_hex(vector, "key"))
+    _expect(alg, vector, "encryption", out(tfm.encrypt(_hex(vector, "pt"))), vector["ct"])
+    _expect(alg, vector, "decryption", out(tfm.decrypt(_hex(vector, "ct"))), vector["pt"])
+
+
+def run_skcipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
+    """Encrypt and decrypt a message (fields: key, iv, pt, ct)."""
+    tfm = Skcipher(alg)
+    tfm.setkey(_hex(vector, "key"))
+    iv = _hex(vector, "iv")
+    _expect(alg, vector, "encryption", out(tfm.encrypt(iv, _hex(vector, "pt"))), vector["ct"])
+    _expect(alg, vector, "decryption", out(tfm.decrypt(iv, _hex(vector, "ct"))), vector["pt"])
+
+
+def run_aead(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
+    """Seal and open (fields: key, iv, assoc, pt, ct = ciphertext || tag, optional
+    authsize); a vector with ``"fail": true`` must be rejected with BadMessage."""
+    tfm = Aead(alg)
+    tfm.setkey(_hex(vector, "key"))
+    if "authsize" in vector:
+        tfm.setauthsize(int(vector["authsize"]))
+    iv, assoc, sealed = _hex(vector, "iv"), _hex(vector, "assoc"), _hex(vector, "ct")
+    if vector.get("fail"):
+        try:
+            tfm.decrypt(iv, out(sealed), assoc)
+        except BadMessage:
+            return
+        raise SelfTestFailed(f"{alg.driver}: accepted a forgery from {vector['source']}")
+    _expect(
+        alg, vector, "encryption", out(tfm.encrypt(iv, _hex(vector, "pt"), assoc)), vector["ct"]
+    )
+    _expect(alg, vector, "decryption", out(tfm.decrypt(iv, sealed, assoc)), vector["pt"])
+
+
+def run_kdf(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
+    """Derive once (fields: key, optional salt, fixed (the fixed input or HKDF info),
+    length, optional options as a JSON object (a feedback ``iv`` in hex), okm)."""
+    tfm = Kdf(alg)
+    salt = {"salt": _hex(vector, "salt")} if "salt" in vector else {}
+    tfm.setkey(_hex(vector, "key"), **salt)
+    options = dict(vector.get("options", {}))
+    if "iv" in options:
+        options["iv"] = bytes.fromhex(options["iv"])
+    okm = tfm.derive(_hex(vector, "fixed"), int(vector["length"]), **options)
+    _expect(alg, vector, "derived key", out(okm), vector["okm"])
+
+
 RUNNERS: dict[AlgType, Runner] = {
     AlgType.SHASH: run_shash,
+    AlgType.CIPHER: run_cipher,
+    AlgType.SKCIPHER: run_skcipher,
+    AlgType.AEAD: run_aead,
+    AlgType.KDF: run_kdf,
 }
 
 

@@ -78,6 +78,7 @@ class SelfTestManager:
         self.workers = workers or default_workers()
         self.fuzz_iterations = fuzz_iterations
         self.fuzzer: Fuzzer | None = None
+        self.fuzz_seed = 0  # set with the fuzzer: the seed that replays its cases
         self.broken = broken_from_env() if broken is None else broken
         self._pool: ThreadPoolExecutor | None = None
 

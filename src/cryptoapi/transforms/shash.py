@@ -12,6 +12,7 @@ from typing import Protocol
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer
 from cryptoapi.errors import InvalidArgument
+from cryptoapi.transforms.base import Transform
 
 
 class HashState(Protocol):
@@ -98,14 +99,14 @@ class HashDesc:
         return f"<HashDesc {self.name}>"
 
 
-class Shash:
+class Shash(Transform):
     """A hash or MAC transform, as ``alloc_shash(name)`` returns it.
 
     ``digest(data)`` hashes one message (for a keyed hash, once ``setkey`` was called);
     ``init()`` starts a hashlib-like :class:`HashDesc` for streaming.
     """
 
-    __slots__ = ("_alg", "_core", "_has_key", "digest")
+    __slots__ = ("_core", "_has_key", "digest")
 
     digest: Callable[[Buffer], bytes]
 
@@ -116,20 +117,8 @@ class Shash:
         self.digest = self._core.digest if self._has_key else self._missing_key
 
     @property
-    def alg_name(self) -> str:
-        return self._alg.name
-
-    @property
-    def driver_name(self) -> str:
-        return self._alg.driver
-
-    @property
     def digestsize(self) -> int:
         return self._alg.digestsize
-
-    @property
-    def blocksize(self) -> int:
-        return self._alg.blocksize
 
     @property
     def keyed(self) -> bool:
@@ -152,6 +141,3 @@ class Shash:
 
     def _missing_key(self, data: Buffer) -> bytes:
         raise InvalidArgument(f"{self.alg_name} is keyed: call setkey() before hashing")
-
-    def __repr__(self) -> str:
-        return f"<Shash {self.alg_name} driver={self.driver_name}>"

@@ -11,7 +11,8 @@ import struct
 from typing import ClassVar
 
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
-from cryptoapi.providers.generic._merkle_damgard import BlockHash, State
+from cryptoapi.providers.generic._block_hash import BlockHash
+from cryptoapi.providers.generic._merkle_damgard import State
 from cryptoapi.transforms.shash import unkeyed_shash
 
 MASK = 0xFFFFFFFFFFFFFFFF

@@ -9,8 +9,9 @@ published vector files run in the test suite.
 
 import json
 import os
+from typing import Any
 
-Vector = dict[str, str]
+Vector = dict[str, Any]
 
 _DIR = os.path.dirname(__file__)
 _by_name: dict[str, list[Vector]] | None = None
