@@ -1,0 +1,210 @@
+"""What the SP 800-108r1 KDF templates (§4.1 counter, §4.2 feedback, §4.3 double-pipeline)
+and ``hkdf`` share: the counter [i]_r and length [L]_32 encodings, the mode options, the
+block-count limits of §4, which PRFs qualify, and the instance record.
+
+Every mode computes n = ⌈L/h⌉ PRF blocks of h bytes each and returns the leftmost L bytes.
+With a counter of r bits n may not exceed 2^r - 1; without a counter, 2^32 - 1. Where the
+counter goes is a mode option, as NIST's CAVP KBKDF tests vary it: relative to the fixed
+input (counter mode) or to the iteration value K(i-1) / A(i) (feedback, double-pipeline).
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cryptoapi.alg import Algorithm, AlgType, InnerLookup, instance
+from cryptoapi.errors import InvalidArgument
+from cryptoapi.names import parse
+
+COUNTER_BITS = (8, 16, 24, 32)
+MAX_BLOCKS_NO_COUNTER = 2**32 - 1
+
+# Counter mode (§4.1) places [i] in the fixed input; CAVP's CTRLOCATION=BEFORE_FIXED etc.
+BEFORE, AFTER, MIDDLE = "before", "after", "middle"
+COUNTER_MODE_LOCATIONS = (BEFORE, AFTER, MIDDLE)
+# Feedback (§4.2) and double-pipeline (§4.3) place it around the iteration value.
+BEFORE_ITER, AFTER_ITER, AFTER_FIXED = "before_iter", "after_iter", "after_fixed"
+ITERATION_LOCATIONS = (BEFORE_ITER, AFTER_ITER, AFTER_FIXED)
+
+_COUNTER_DETAILS = ("counter_bits", "counter_location", "split")
+
+
+@dataclass(frozen=True, slots=True)
+class Counter:
+    """The counter layout of one derivation: ``bits`` r (0: no counter), its location and,
+    for ``middle``, the byte offset in the fixed input where it goes."""
+
+    bits: int
+    location: str
+    split: int = 0
+
+    def encodings(self, n: int) -> Sequence[bytes]:
+        """[1]_r .. [n]_r, big-endian (empty strings without a counter); the first 256 of
+        each width are made once and shared."""
+        if not self.bits:
+            return [b""] * n
+        if n > _TABLE_SIZE:
+            return [i.to_bytes(self.bits >> 3, "big") for i in range(1, n + 1)]
+        table = _tables.get(self.bits)
+        if table is None:
+            size = min(_TABLE_SIZE, self.max_blocks)
+            table = _tables[self.bits] = tuple(
+                i.to_bytes(self.bits >> 3, "big") for i in range(1, size + 1)
+            )
+        return table[:n]
+
+    def message(self, counter: bytes, iteration: bytes, fixed: bytes) -> bytes:
+        """The PRF input of a block in feedback (§4.2) and double-pipeline (§4.3) modes: the
+        iteration value K(i-1) or A(i), the fixed input, and [i]_r where the layout puts it."""
+        if self.location == BEFORE_ITER:
+            return counter + iteration + fixed
+        if self.location == AFTER_ITER:
+            return iteration + counter + fixed
+        return iteration + fixed + counter  # AFTER_FIXED
+
+    @property
+    def max_blocks(self) -> int:
+        return (1 << self.bits) - 1 if self.bits else MAX_BLOCKS_NO_COUNTER
+
+
+_TABLE_SIZE = 256
+_tables: dict[int, tuple[bytes, ...]] = {}
+
+NO_COUNTER = Counter(0, AFTER_ITER)  # [i] is empty: K(i-1) || FixedInput
+
+
+def encode_length(length_bits: int) -> bytes:
+    """[L]_32: the output length in bits as a 32-bit big-endian integer."""
+    if not isinstance(length_bits, int) or isinstance(length_bits, bool):
+        raise InvalidArgument(f"L must be an int, not {type(length_bits).__name__}")
+    if not 0 < length_bits < 2**32:
+        raise InvalidArgument(f"L = {length_bits} bits does not fit [L]_32 (1 to 2^32 - 1)")
+    return length_bits.to_bytes(4, "big")
+
+
+def block_count(alg: str, length: int, blocksize: int, counter: Counter) -> int:
+    """n = ⌈length / h⌉, or InvalidArgument when the counter (or 2^32 - 1) cannot number it."""
+    n = -(-length // blocksize)
+    if n > counter.max_blocks:
+        why = f"a {counter.bits}-bit counter" if counter.bits else "SP 800-108 (no counter)"
+        raise InvalidArgument(
+            f"{alg}: {length} bytes need {n} PRF blocks of {blocksize} bytes; "
+            f"{why} allows at most {counter.max_blocks}"
+        )
+    return n
+
+
+def parse_counter(
+    alg: str,
+    options: dict[str, Any],
+    *,
+    locations: tuple[str, ...],
+    default: Counter,
+    optional: bool,
+) -> Counter:
+    """Take the counter options out of ``options`` (the caller's private dict).
+
+    ``counter`` (True or False, where the mode makes the counter optional), ``counter_bits``
+    (8, 16, 24 or 32), ``counter_location`` (one of ``locations``) and ``split`` (required
+    with ``middle`` and only there: the counter's byte offset in the fixed input).
+    """
+    given = [name for name in _COUNTER_DETAILS if name in options]
+    use = options.pop("counter", True)
+    if not isinstance(use, bool) or (not use and not optional):
+        expected = "True or False" if optional else "True (this mode always uses a counter)"
+        raise InvalidArgument(f"{alg}: counter must be {expected}, not {shown(use)}")
+    if not use:
+        if given:
+            raise InvalidArgument(f"{alg}: {', '.join(given)} apply only with counter=True")
+        return NO_COUNTER
+    bits = options.pop("counter_bits", default.bits)
+    location = options.pop("counter_location", default.location)
+    split = options.pop("split", None)
+    if type(bits) is not int or bits not in COUNTER_BITS:
+        raise InvalidArgument(
+            f"{alg}: counter_bits must be one of 8, 16, 24, 32, not {shown(bits)}"
+        )
+    if location not in locations:
+        raise InvalidArgument(
+            f"{alg}: counter_location must be one of {', '.join(locations)}, not {shown(location)}"
+        )
+    if location == MIDDLE:
+        if isinstance(split, bool) or not isinstance(split, int) or split < 0:
+            raise InvalidArgument(
+                f"{alg}: counter_location='middle' needs split, the byte offset of the counter "
+                f"in the fixed input (an int >= 0), not {shown(split)}"
+            )
+        return Counter(bits, location, split)
+    if split is not None:
+        raise InvalidArgument(f"{alg}: split applies only to counter_location='middle'")
+    return Counter(bits, location)
+
+
+def shown(value: object) -> str:
+    """An option value for a message: small plain values as themselves, anything else (bytes
+    that may be key material by mistake, large objects) by type and size only."""
+    if value is None or (isinstance(value, bool | int | float) and len(repr(value)) <= 20):
+        return repr(value)
+    if isinstance(value, str) and len(value) <= 20 and value.isprintable():
+        return repr(value)
+    size = f"{len(value)}-byte " if isinstance(value, bytes | bytearray | memoryview) else ""
+    return f"<{size}{type(value).__name__}>"
+
+
+def reject_unknown(alg: str, options: dict[str, Any], accepted: tuple[str, ...] = ()) -> None:
+    """InvalidArgument naming every option left over (values are never shown)."""
+    if options:
+        names = ", ".join(sorted(options))
+        allowed = f" (accepted: {', '.join(accepted)})" if accepted else ""
+        raise InvalidArgument(f"{alg}: unknown option(s) {names}{allowed}")
+
+
+def buffer_option(alg: str, name: str, value: object) -> bytes:
+    """A bytes-like option value as bytes."""
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise InvalidArgument(f"{alg}: {name} must be bytes-like, not {type(value).__name__}")
+    return bytes(value)
+
+
+SP800_108_PRFS = ("hmac", "cmac")
+
+
+def sp800_108_prf(prf: Algorithm) -> str | None:
+    """Why ``prf`` cannot serve SP 800-108, if it cannot: §4 takes HMAC, CMAC or KMAC (no
+    KMAC is offered here); a one-time MAC such as poly1305 is no PRF."""
+    if parse(prf.name).word not in SP800_108_PRFS:
+        return "SP 800-108r1 §4 takes HMAC or CMAC as its PRF"
+    return None
+
+
+def kdf_instance(
+    template: str,
+    lookup: InnerLookup,
+    args: tuple[str, ...],
+    core: Callable[[str, Algorithm], object],
+    *,
+    needs: Callable[[Algorithm], str | None] = sp800_108_prf,
+) -> Algorithm:
+    """The record of ``template(PRF)``: a KDF over the best (or the named) keyed shash PRF,
+    with its priority. ``core(name, prf)`` makes the per-transform core: it must not run the
+    PRF (a KDF costs nothing until it derives; its self-test is the manager's business).
+    ``needs(prf)`` returns a reason to refuse the PRF, or None."""
+    if len(args) != 1:
+        raise InvalidArgument(f"{template} takes one PRF, got {len(args)}")
+    prf = lookup(args[0], AlgType.SHASH)
+    if not prf.keyed:
+        raise InvalidArgument(
+            f"{template} needs a keyed PRF such as hmac(sha256) or cmac(aes); "
+            f"{prf.driver} is unkeyed"
+        )
+    refusal = needs(prf)
+    if refusal:
+        raise InvalidArgument(f"{template} cannot use {prf.driver}: {refusal}")
+    name = f"{template}({prf.name})"
+    return instance(
+        template,
+        (prf,),
+        type=AlgType.KDF,
+        create=lambda: core(name, prf),
+        keyed=True,
+    )

@@ -1,0 +1,70 @@
+"""The ``kdf108dp`` template: KDF in Double-Pipeline Iteration Mode, NIST SP 800-108r1 §4.3,
+over any HMAC or CMAC PRF (``hmac(sha256)``, ``hmac(sha3-256)``, ``cmac(aes)``).
+
+    n := ⌈L/h⌉;  if n > 2^r - 1 (with a counter) or 2^32 - 1 (without), error
+    A(0) := FixedInput
+    A(i) := PRF(K_IN, A(i-1))                                    the first pipeline
+    K(i) := PRF(K_IN, A(i) {|| [i]_r} || FixedInput)             the second, i = 1 .. n
+    K_OUT := the leftmost L bits of K(1) || ... || K(n)
+
+``derive(fixed_input, length, **options)`` takes ``counter`` (default True),
+``counter_bits`` r ∈ {8, 16, 24, 32} (default 32) and ``counter_location``: ``after_iter``
+(the default, as above), ``before_iter`` or ``after_fixed``, as NIST's CAVP tests vary it.
+"""
+
+from typing import Any
+
+from cryptoapi.alg import Algorithm, InnerLookup, Template
+from cryptoapi.templates._kdf108 import (
+    AFTER_ITER,
+    ITERATION_LOCATIONS,
+    Counter,
+    block_count,
+    kdf_instance,
+    parse_counter,
+    reject_unknown,
+)
+from cryptoapi.transforms.shash import ShashCore
+
+DEFAULT = Counter(32, AFTER_ITER)
+OPTIONS = ("counter", "counter_bits", "counter_location")
+
+
+class DoublePipelineKdf:
+    """The core of ``kdf108dp(PRF)``: the A pipeline chains, the K pipeline outputs."""
+
+    __slots__ = ("_h", "_name", "_prf")
+
+    def __init__(self, name: str, prf: Algorithm) -> None:
+        self._name = name
+        self._prf: ShashCore = prf.create()
+        self._h = prf.digestsize
+
+    def setkey(self, key: bytes, /, **options: Any) -> None:
+        reject_unknown(self._name, options)
+        self._prf.setkey(key)
+
+    def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
+        counter = DEFAULT
+        if options:
+            counter = parse_counter(
+                self._name, options, locations=ITERATION_LOCATIONS, default=DEFAULT,
+                optional=True,
+            )  # fmt: skip
+            reject_unknown(self._name, options, OPTIONS)
+        n = block_count(self._name, length, self._h, counter)
+        digest, message = self._prf.digest, counter.message
+        chain = fixed
+        blocks = []
+        for i in counter.encodings(n):
+            chain = digest(chain)
+            blocks.append(digest(message(i, chain, fixed)))
+        return b"".join(blocks)[:length]
+
+
+def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
+    """Build ``kdf108dp(PRF)`` from the best (or the named) keyed PRF."""
+    return kdf_instance("kdf108dp", lookup, args, DoublePipelineKdf)
+
+
+TEMPLATE = Template("kdf108dp", create)

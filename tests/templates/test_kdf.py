@@ -1,0 +1,429 @@
+"""The KDF templates' contract: names and drivers, options and their defaults, every error
+case, the fixed-input helper, and the kernel's lesson: with self-tests ``off`` building and
+allocating a KDF runs no PRF at all, and with ``lazy`` the first allocation runs exactly
+the known-answer test, through the one manager."""
+
+import hmac as stdlib_hmac
+import math
+
+import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.kbkdf import KBKDFHMAC, CounterLocation, Mode
+
+from cryptoapi import (
+    Algorithm,
+    AlgType,
+    InvalidArgument,
+    InvalidKey,
+    Registry,
+    SelfTest,
+)
+from cryptoapi.selftest.vectors import vectors_for
+from cryptoapi.templates.kdf108ctr import fixed_input
+
+KEY = bytes(range(32))
+FIXED = b"fixed input"
+MODES = ("kdf108ctr", "kdf108fb", "kdf108dp", "hkdf")
+
+registry = Registry(selftests="off")
+
+
+def keyed(name: str, key: bytes = KEY):
+    kdf = registry.alloc_kdf(name)
+    kdf.setkey(key)
+    return kdf
+
+
+def hmac_sha256(key: bytes, data: bytes) -> bytes:
+    return stdlib_hmac.digest(key, data, "sha256")
+
+
+# -- names, drivers, records ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_best_driver_is_the_openssl_hmac(mode):
+    kdf = registry.alloc_kdf(f"{mode}(hmac(sha256))")
+    assert kdf.alg_name == f"{mode}(hmac(sha256))"
+    assert kdf.driver_name == f"{mode}(hmac(sha256-openssl))"
+
+
+def test_the_kernels_mistake_is_not_repeated_with_tests_on():
+    lazy = Registry(selftests="lazy")
+    assert lazy.alloc_kdf("kdf108ctr(hmac(sha256))").driver_name == (
+        "kdf108ctr(hmac(sha256-openssl))"
+    )
+
+
+def test_instance_records_inherit_from_the_prf():
+    generic = registry.lookup("kdf108ctr(hmac(sha256-generic))")
+    assert (generic.type, generic.priority, generic.keyed) == (AlgType.KDF, 100, True)
+    assert [inner.driver for inner in generic.inner] == ["hmac(sha256-generic)"]
+    best = registry.lookup("kdf108dp(hmac(sha512))")
+    assert best.priority == registry.lookup("hmac(sha512)").priority
+    cmac = registry.alloc_kdf("kdf108ctr(cmac(aes))")
+    assert cmac.driver_name == f"kdf108ctr({registry.lookup('cmac(aes)').driver})"
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("kdf108ctr(sha256)", "keyed PRF"),
+        ("kdf108fb(hmac(sha256),hmac(sha1))", "one PRF"),
+        ("hkdf(cmac(aes))", "HMAC"),
+        ("hkdf(sha256)", "keyed PRF"),
+        ("kdf108ctr(poly1305)", "HMAC or CMAC"),
+        ("kdf108dp(xcbc(aes))", "HMAC or CMAC"),
+    ],
+)
+def test_templates_refuse_what_is_not_a_prf(name, reason):
+    with pytest.raises(InvalidArgument, match=reason):
+        registry.alloc_kdf(name)
+
+
+def test_unregistering_the_prf_removes_the_kdf():
+    reg = Registry(selftests="off")
+    assert reg.alloc_kdf("kdf108ctr(hmac(sha1-generic))")
+    reg.unregister("sha1-generic")
+    assert "kdf108ctr(hmac(sha1-generic))" not in {i.driver for i in reg.algorithms()}
+
+
+# -- options and defaults ---------------------------------------------------------------
+
+
+def test_counter_mode_defaults_are_a_32_bit_counter_before_the_fixed_input():
+    kdf = keyed("kdf108ctr(hmac(sha256))")
+    expected = hmac_sha256(KEY, b"\0\0\0\1" + FIXED) + hmac_sha256(KEY, b"\0\0\0\2" + FIXED)
+    assert kdf.derive(FIXED, 50) == expected[:50]
+    assert kdf.derive(FIXED, 50, counter_bits=32, counter_location="before") == expected[:50]
+    assert kdf.derive(FIXED, 32) == expected[:32]
+
+
+@pytest.mark.parametrize("bits", [8, 16, 24, 32])
+def test_counter_widths_and_locations(bits):
+    kdf = keyed("kdf108ctr(hmac(sha256))")
+    fixed = bytes(range(100))  # long enough that after/middle absorb a shared prefix once
+    one, two = (i.to_bytes(bits // 8, "big") for i in (1, 2))
+    for location, first, second in [
+        ("before", one + fixed, two + fixed),
+        ("after", fixed + one, fixed + two),
+        ("middle", fixed[:70] + one + fixed[70:], fixed[:70] + two + fixed[70:]),
+    ]:
+        split = {"split": 70} if location == "middle" else {}
+        got = kdf.derive(fixed, 64, counter_bits=bits, counter_location=location, **split)
+        assert got == hmac_sha256(KEY, first) + hmac_sha256(KEY, second), location
+
+
+def test_middle_at_either_end_is_before_or_after():
+    kdf = keyed("kdf108ctr(hmac(sha256))")
+    for split, location in [(0, "before"), (len(FIXED), "after")]:
+        middle = kdf.derive(FIXED, 70, counter_location="middle", split=split)
+        assert middle == kdf.derive(FIXED, 70, counter_location=location)
+
+
+def test_feedback_defaults_are_an_empty_iv_and_a_32_bit_counter_after_it():
+    kdf = keyed("kdf108fb(hmac(sha256))")
+    k1 = hmac_sha256(KEY, b"\0\0\0\1" + FIXED)
+    k2 = hmac_sha256(KEY, k1 + b"\0\0\0\2" + FIXED)
+    assert kdf.derive(FIXED, 64) == k1 + k2
+    explicit = {"iv": b"", "counter": True, "counter_bits": 32, "counter_location": "after_iter"}
+    assert kdf.derive(FIXED, 64, **explicit) == k1 + k2
+    iv = bytearray(b"\x07" * 16)
+    k1 = hmac_sha256(KEY, iv + FIXED)
+    assert kdf.derive(FIXED, 40, iv=iv, counter=False) == (k1 + hmac_sha256(KEY, k1 + FIXED))[:40]
+
+
+def test_double_pipeline_defaults():
+    kdf = keyed("kdf108dp(hmac(sha256))")
+    a1 = hmac_sha256(KEY, FIXED)
+    a2 = hmac_sha256(KEY, a1)
+    expected = hmac_sha256(KEY, a1 + b"\0\0\0\1" + FIXED) + hmac_sha256(
+        KEY, a2 + b"\0\0\0\2" + FIXED
+    )
+    assert kdf.derive(FIXED, 64) == expected
+    without = hmac_sha256(KEY, a1 + FIXED) + hmac_sha256(KEY, a2 + FIXED)
+    assert kdf.derive(FIXED, 64, counter=False) == without
+
+
+def test_hkdf_extracts_in_setkey_with_hashlen_zeros_for_no_salt():
+    kdf = registry.alloc_kdf("hkdf(hmac(sha256))")
+    kdf.setkey(b"ikm")
+    prk = hmac_sha256(bytes(32), b"ikm")
+    t1 = hmac_sha256(prk, b"info\x01")
+    assert kdf.derive(b"info", 40) == (t1 + hmac_sha256(prk, t1 + b"info\x02"))[:40]
+    kdf.setkey(b"ikm", salt=b"")
+    assert kdf.derive(b"info", 32) == t1
+    kdf.setkey(b"ikm", salt=b"salt")
+    assert kdf.derive(b"info", 32) == hmac_sha256(hmac_sha256(b"salt", b"ikm"), b"info\x01")
+
+
+def test_a_kdf_is_rekeyable_and_a_failed_setkey_keeps_the_old_key():
+    kdf = keyed("kdf108ctr(cmac(aes))", bytes(16))
+    before = kdf.derive(FIXED, 16)
+    with pytest.raises(InvalidKey):
+        kdf.setkey(bytes(15))
+    assert kdf.derive(FIXED, 16) == before
+    kdf.setkey(bytes(range(16)))
+    assert kdf.derive(FIXED, 16) != before
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_non_positive_length(mode):
+    kdf = keyed(f"{mode}(hmac(sha256))")
+    for length in (0, -1):
+        with pytest.raises(InvalidArgument, match="length must be positive"):
+            kdf.derive(FIXED, length)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_empty_key(mode):
+    with pytest.raises(InvalidKey, match="must not be empty"):
+        registry.alloc_kdf(f"{mode}(hmac(sha256))").setkey(b"")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_derive_before_setkey(mode):
+    with pytest.raises(InvalidArgument, match="setkey"):
+        registry.alloc_kdf(f"{mode}(hmac(sha256))").derive(FIXED, 32)
+
+
+@pytest.mark.parametrize(("mode", "kwargs"), [(m, {"colour": "blue"}) for m in MODES])
+def test_unknown_derive_option_is_named(mode, kwargs):
+    kdf = keyed(f"{mode}(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match=r"unknown option.*colour"):
+        kdf.derive(FIXED, 32, **kwargs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unknown_setkey_option_is_named(mode):
+    kdf = registry.alloc_kdf(f"{mode}(hmac(sha256))")
+    option = "pepper" if mode == "hkdf" else "salt"
+    with pytest.raises(InvalidArgument, match=rf"unknown option.*{option}"):
+        kdf.setkey(KEY, **{option: b"x"})
+
+
+@pytest.mark.parametrize("mode", ["kdf108ctr", "kdf108fb", "kdf108dp"])
+@pytest.mark.parametrize("bits", [0, 7, 12, 40, 64, True, "8", 8.0, None])
+def test_bad_counter_bits(mode, bits):
+    kdf = keyed(f"{mode}(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match="counter_bits must be one of 8, 16, 24, 32"):
+        kdf.derive(FIXED, 32, counter_bits=bits)
+
+
+@pytest.mark.parametrize(
+    ("mode", "options", "message"),
+    [
+        ("kdf108ctr", {"counter_location": "after_iter"}, "counter_location must be one of"),
+        ("kdf108ctr", {"counter_location": "middle"}, "needs split"),
+        ("kdf108ctr", {"counter_location": "middle", "split": -1}, "needs split"),
+        ("kdf108ctr", {"counter_location": "middle", "split": True}, "needs split"),
+        ("kdf108ctr", {"counter_location": "middle", "split": 12}, "beyond the 11-byte"),
+        ("kdf108ctr", {"split": 3}, "split applies only"),
+        ("kdf108ctr", {"counter": False}, "always uses a counter"),
+        ("kdf108ctr", {"iv": b""}, "unknown option.*iv"),
+        ("kdf108fb", {"counter_location": "before"}, "counter_location must be one of"),
+        ("kdf108fb", {"counter": "no"}, "counter must be True or False"),
+        ("kdf108fb", {"counter": False, "counter_bits": 8}, "counter_bits apply only"),
+        ("kdf108fb", {"iv": "00"}, "iv must be bytes-like"),
+        ("kdf108fb", {"split": 1}, "split applies only"),
+        ("kdf108dp", {"counter_location": "middle", "split": 1}, "counter_location must be"),
+        ("kdf108dp", {"iv": b""}, "unknown option.*iv"),
+        ("hkdf", {"counter_bits": 8}, "unknown option.*counter_bits"),
+    ],
+)
+def test_bad_options(mode, options, message):
+    kdf = keyed(f"{mode}(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match=message):
+        kdf.derive(FIXED, 32, **options)
+
+
+@pytest.mark.parametrize("mode", ["kdf108ctr", "kdf108fb", "kdf108dp"])
+@pytest.mark.parametrize("bits", [8, 16])
+def test_too_long_for_the_counter(mode, bits):
+    kdf = keyed(f"{mode}(hmac(sha256))")
+    limit = (2**bits - 1) * 32
+    options = {"counter_bits": bits}
+    if bits == 8:  # 255 blocks still fit an 8-bit counter
+        assert len(kdf.derive(FIXED, limit, **options)) == limit
+    with pytest.raises(InvalidArgument, match=f"{bits}-bit counter allows at most {2**bits - 1}"):
+        kdf.derive(FIXED, limit + 1, **options)
+
+
+def test_without_a_counter_the_limit_is_2_to_the_32_blocks():
+    kdf = keyed("kdf108fb(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match="at most 4294967295"):
+        kdf.derive(FIXED, 32 * 2**32, counter=False)
+
+
+def test_hkdf_length_limit():
+    kdf = keyed("hkdf(hmac(sha256))")
+    assert len(kdf.derive(b"info", 255 * 32)) == 255 * 32
+    with pytest.raises(InvalidArgument, match="exceeds 255·HashLen = 8160"):
+        kdf.derive(b"info", 255 * 32 + 1)
+    sha1 = keyed("hkdf(hmac(sha1))")
+    with pytest.raises(InvalidArgument, match="5100"):
+        sha1.derive(b"info", 5101)
+
+
+def test_types_are_checked():
+    kdf = keyed("kdf108ctr(hmac(sha256))")
+    with pytest.raises(TypeError):
+        kdf.derive("fixed", 32)
+    with pytest.raises(TypeError):
+        kdf.derive(FIXED, 32.0)
+    with pytest.raises(TypeError):
+        registry.alloc_kdf("hkdf(hmac(sha256))").setkey(KEY, salt="salt")
+
+
+def test_keys_never_show():
+    secret = bytes.fromhex("5ec2e75ec2e75ec2e75ec2e75ec2e7ff")
+    kdf = keyed("kdf108ctr(cmac(aes))", secret)
+    texts = [repr(kdf), repr(kdf._core), str(kdf.driver_name)]
+    for attempt in (
+        lambda: kdf.setkey(secret + b"\x01"),
+        lambda: kdf.derive(secret, 32, colour=secret),
+        lambda: kdf.derive(secret, 32, counter_bits=secret),
+    ):
+        with pytest.raises(InvalidArgument) as caught:
+            attempt()
+        texts.append(str(caught.value))
+    for text in texts:
+        assert secret.hex() not in text and repr(secret) not in text, text
+
+
+# -- the fixed-input helper ---------------------------------------------------------------
+
+
+def test_fixed_input_is_label_zero_context_and_32_bit_l():
+    assert fixed_input(b"label", b"ctx", 256) == b"label\x00ctx\x00\x00\x01\x00"
+    assert fixed_input(bytearray(b"L"), memoryview(b"C"), 2**32 - 1) == b"L\x00C\xff\xff\xff\xff"
+
+
+@pytest.mark.parametrize("length", [1, 32, 33, 100])
+def test_fixed_input_matches_cryptography_label_and_context(length):
+    kdf = keyed("kdf108ctr(hmac(sha256))")
+    peer = KBKDFHMAC(
+        hashes.SHA256(), Mode.CounterMode, length, 4, 4, CounterLocation.BeforeFixed,
+        b"label", b"context", None,
+    )  # fmt: skip
+    assert kdf.derive(fixed_input(b"label", b"context", 8 * length), length) == peer.derive(KEY)
+
+
+@pytest.mark.parametrize("bits", [0, -8, 2**32, True, 8.0])
+def test_fixed_input_rejects_l_outside_32_bits(bits):
+    with pytest.raises(InvalidArgument, match="L"):
+        fixed_input(b"label", b"context", bits)
+
+
+def test_fixed_input_rejects_text():
+    with pytest.raises(InvalidArgument, match="label must be bytes-like"):
+        fixed_input("label", b"context", 256)
+
+
+# -- the self-test manager: nothing when off, exactly the KAT when lazy -------------------
+
+
+class CountingHmac:
+    """An hmac(sha256) on stdlib hmac that records every PRF operation."""
+
+    def __init__(self, log: list[str]) -> None:
+        self._log = log
+        self._key = b""
+
+    def setkey(self, key: bytes, /) -> None:
+        self._log.append("setkey")
+        self._key = key
+
+    def init(self):
+        self._log.append("init")
+        return stdlib_hmac.new(self._key, digestmod="sha256")
+
+    def digest(self, data, /) -> bytes:
+        self._log.append("digest")
+        return hmac_sha256(self._key, bytes(data))
+
+
+def counting_registry(mode: str) -> tuple[Registry, list[str]]:
+    log: list[str] = []
+    reg = Registry(selftests=mode)
+    reg.register(
+        Algorithm(
+            name="hmac(sha256)",
+            driver="hmac-sha256-counting",
+            type=AlgType.SHASH,
+            priority=400,
+            provider="test",
+            create=lambda: CountingHmac(log),
+            digestsize=32,
+            blocksize=64,
+            keyed=True,
+        )
+    )
+    return reg, log
+
+
+def test_with_tests_off_building_and_allocating_kdfs_runs_no_prf():
+    reg, log = counting_registry("off")
+    tested = []
+    reg.selftest.test = lambda alg: tested.append(alg) or (SelfTest.PASSED, 0.0)  # type: ignore[method-assign]
+    for mode in MODES:
+        kdf = reg.alloc_kdf(f"{mode}(hmac(sha256))")
+        assert kdf.driver_name == f"{mode}(hmac-sha256-counting)"
+        reg.alloc_kdf(f"{mode}(hmac(sha256))")
+    assert log == []
+    assert tested == []
+    states = {i.driver: i.selftest for i in reg.algorithms() if i.type == "kdf"}
+    assert set(states.values()) == {SelfTest.UNTESTED}
+    kdf = reg.alloc_kdf("kdf108ctr(hmac(sha256))")
+    kdf.setkey(KEY)
+    assert (
+        kdf.derive(FIXED, 40)
+        == (hmac_sha256(KEY, b"\0\0\0\1" + FIXED) + hmac_sha256(KEY, b"\0\0\0\2" + FIXED))[:40]
+    )
+    assert log == ["setkey", "digest", "digest"]  # one keying, one PRF call per block
+
+
+def test_with_tests_lazy_the_first_allocation_runs_exactly_the_kat():
+    reg, log = counting_registry("lazy")
+    runs: list[tuple[str, list[str]]] = []
+    real_test = reg.selftest.test
+
+    def observed(alg):
+        start = len(log)
+        result = real_test(alg)
+        runs.append((alg.driver, log[start:]))
+        return result
+
+    reg.selftest.test = observed  # type: ignore[method-assign]
+    kdf = reg.alloc_kdf("kdf108ctr(hmac(sha256))")
+    assert kdf.driver_name == "kdf108ctr(hmac-sha256-counting)"
+    # sha256 and the PRF are tested when the templates look them up; the KDF, once, last
+    assert [driver for driver, _ in runs][-2:] == [
+        "hmac-sha256-counting",
+        "kdf108ctr(hmac-sha256-counting)",
+    ]
+    assert [driver for driver, _ in runs].count("kdf108ctr(hmac-sha256-counting)") == 1
+    expected: list[str] = []
+    vectors = vectors_for("kdf108ctr(hmac(sha256))")
+    assert vectors
+    for vector in vectors:
+        expected += ["setkey"] + ["digest"] * math.ceil(vector["length"] / 32)
+    assert runs[-1][1] == expected
+    states = {i.driver: i.selftest for i in reg.algorithms()}
+    assert states["kdf108ctr(hmac-sha256-counting)"] is SelfTest.PASSED
+    before = len(log)
+    tests_so_far = len(runs)
+    reg.alloc_kdf("kdf108ctr(hmac(sha256))")
+    assert len(runs) == tests_so_far and len(log) == before  # tested once, cached
+
+
+def test_a_kdf_failing_its_kat_falls_back_to_the_next_prf():
+    reg = Registry(selftests="lazy")
+    reg.selftest.broken = frozenset({"kdf108ctr(hmac(sha256-openssl))"})
+    kdf = reg.alloc_kdf("kdf108ctr(hmac(sha256))")
+    assert kdf.driver_name != "kdf108ctr(hmac(sha256-openssl))"
+    states = {i.driver: i.selftest for i in reg.algorithms()}
+    assert states["kdf108ctr(hmac(sha256-openssl))"] is SelfTest.FAILED
