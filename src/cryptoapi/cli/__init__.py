@@ -3,7 +3,7 @@
 import argparse
 from collections.abc import Sequence
 
-from cryptoapi.cli import boot, listing, selftest
+from cryptoapi.cli import boot, fuzz, kdf, listing, selftest
 from cryptoapi.errors import CryptoError
 
 
@@ -13,6 +13,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing.add_parser(commands)
     selftest.add_parser(commands)
     boot.add_parser(commands)
+    fuzz.add_parser(commands)
+    kdf.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

@@ -1,0 +1,115 @@
+"""``cryptoapi fuzz``: differential fuzzing of every implementation against its reference.
+
+The run's seed is printed before anything else; ``--seed S`` replays a run exactly and
+``--case K`` replays one case. ``--jobs J`` fuzzes implementations in J processes; the
+cases depend only on (seed, algorithm, case number), so the run is the same either way.
+"""
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from cryptoapi.cli.table import format_table
+from cryptoapi.registry.registry import Registry
+from cryptoapi.selftest.fuzz import FuzzResult, fuzz, new_seed, plan, reference_for, third_for
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "fuzz", help="fuzz every implementation against its reference (replayable)"
+    )
+    parser.add_argument("--alg", action="append", default=[], help="only this name (repeatable)")
+    parser.add_argument("--driver", help="only this implementation")
+    parser.add_argument("--iterations", type=int, default=100, help="cases per implementation")
+    parser.add_argument("--time", type=float, help="at most this many seconds per implementation")
+    parser.add_argument("--seed", type=int, help="replay the run with this seed")
+    parser.add_argument("--case", type=int, help="run only this case number")
+    parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    parser.add_argument("--json", action="store_true", help="print a JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    seed = new_seed() if args.seed is None else args.seed
+    print(f"cryptoapi fuzz: seed {seed}", file=sys.stderr if args.json else sys.stdout, flush=True)
+    drivers = [impl.driver for impl, _ in plan(Registry("off"), args.alg, args.driver)]
+    jobs = [(driver, seed, args.iterations, args.time, args.case) for driver in drivers]
+    results = list(_run_jobs(jobs, args.jobs))
+    if args.json:
+        summary = {"seed": seed, "results": [result.as_dict() for result in results]}
+        json.dump(summary, sys.stdout, indent=2)
+        print()
+    else:
+        print(_table(results))
+        for result in results:
+            if result.mismatch is not None:
+                print("\n" + result.mismatch.report())
+    return 1 if any(result.mismatch for result in results) else 0
+
+
+def _run_jobs(jobs: list[tuple[Any, ...]], workers: int) -> list[FuzzResult]:
+    progress = _Progress(len(jobs))
+    results = []
+    if workers <= 1:
+        for job in jobs:
+            results.append(fuzz_driver(*job))
+            progress.step()
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            for result in pool.map(fuzz_driver, *zip(*jobs, strict=True)):
+                results.append(result)
+                progress.step()
+    progress.done()
+    return results
+
+
+def fuzz_driver(
+    driver: str, seed: int, iterations: int, seconds: float | None, only_case: int | None
+) -> FuzzResult:
+    """Fuzz one implementation in a registry of its own (also the job of a worker process)."""
+    registry = Registry("off")
+    impl = registry.lookup(driver)
+    return fuzz(
+        registry.new_transform,
+        impl,
+        reference_for(registry, impl),
+        seed,
+        iterations=iterations,
+        seconds=seconds,
+        only_case=only_case,
+        third=third_for(registry, impl),
+    )
+
+
+class _Progress:
+    """A progress bar on a terminal; silent otherwise."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done_count = 0
+        self.shown = sys.stderr.isatty()
+
+    def step(self) -> None:
+        self.done_count += 1
+        if self.shown:
+            filled = 30 * self.done_count // max(self.total, 1)
+            bar = "#" * filled + "." * (30 - filled)
+            print(f"\r[{bar}] {self.done_count}/{self.total}", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
+
+
+def _table(results: list[FuzzResult]) -> str:
+    rows = [
+        (r.alg, r.driver, r.reference, r.cases, int(r.mismatch is not None), r.cases_per_second)
+        for r in results
+    ]
+    headers = ("name", "driver", "reference", "cases", "mismatches", "cases/s")
+    failed = sum(1 for r in results if r.mismatch)
+    return (
+        f"{format_table(headers, rows)}\n\n{len(results)} implementations, {failed} with mismatches"
+    )

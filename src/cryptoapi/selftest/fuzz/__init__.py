@@ -1,0 +1,84 @@
+"""Differential fuzzing of every implementation against its reference (see ``engine``),
+with seeded, replayable cases (see ``cases``)."""
+
+import os
+from collections.abc import Callable
+
+from cryptoapi.alg import Algorithm
+from cryptoapi.errors import AlgorithmNotFound
+from cryptoapi.registry.registry import Registry
+from cryptoapi.selftest.fuzz.engine import FuzzResult, Mismatch, fuzz, reference_driver
+
+__all__ = [
+    "FuzzResult",
+    "Mismatch",
+    "fuzz",
+    "make_fuzzer",
+    "new_seed",
+    "plan",
+    "reference_driver",
+    "reference_for",
+    "third_for",
+]
+
+
+def new_seed() -> int:
+    """A fresh run seed from the OS (the cases themselves never touch the OS CSPRNG)."""
+    return int.from_bytes(os.urandom(8), "big") >> 1
+
+
+def reference_for(registry: Registry, impl: Algorithm) -> Algorithm:
+    """The generic reference of ``impl``'s name; ``impl`` itself if it is the reference or
+    no generic one exists (then only its self-consistency is checked)."""
+    driver = reference_driver(impl.name)
+    if driver == impl.driver:
+        return impl
+    try:
+        return registry.lookup(driver, impl.type)
+    except AlgorithmNotFound:
+        return impl
+
+
+THIRD_PROVIDER = "pycryptodome"
+
+
+def third_for(registry: Registry, impl: Algorithm) -> Algorithm | None:
+    """An independent third implementation of ``impl``'s name (pycryptodome), if any."""
+    for info in registry.algorithms():
+        if info.name == impl.name and info.provider == THIRD_PROVIDER:
+            return registry.lookup(info.driver, impl.type)
+    return None
+
+
+def plan(
+    registry: Registry, names: list[str], driver: str | None = None
+) -> list[tuple[Algorithm, Algorithm]]:
+    """(implementation, reference) pairs: every driver of every name (all by default)."""
+    registry.load_all()
+    registry.instantiate_all()
+    for name in names:
+        registry.lookup(name)  # builds an instance that is not among the standard ones
+    infos = registry.algorithms()
+    wanted = set(names)
+    pairs = []
+    for info in infos:
+        if (wanted and info.name not in wanted) or (driver and info.driver != driver):
+            continue
+        if str(info.selftest) == "failed":
+            continue
+        impl = registry.lookup(info.driver)
+        pairs.append((impl, reference_for(registry, impl)))
+    return pairs
+
+
+def make_fuzzer(registry: Registry, seed: int) -> Callable[[Algorithm, int], str | None]:
+    """The ``full`` self-test mode's hook: ``n`` cases of one implementation against its
+    reference, at registration; returns the mismatch report, or None."""
+
+    def fuzz_at_registration(impl: Algorithm, iterations: int) -> str | None:
+        result = fuzz(
+            registry.new_transform, impl, reference_for(registry, impl), seed, iterations=iterations
+        )
+        return None if result.mismatch is None else result.mismatch.report()
+
+    return fuzz_at_registration

@@ -1,0 +1,158 @@
+"""Differential fuzzing: seeded and replayable, catches faulted drivers, shrinks, and the
+shipped implementations survive a short fixed-seed run."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from cryptoapi import Algorithm, AlgType, BadMessage, Registry, SelfTest
+from cryptoapi.cli import main
+from cryptoapi.selftest.fuzz import fuzz, plan, reference_driver, reference_for
+from cryptoapi.selftest.fuzz.cases import case_random, draw_length, make_case
+
+
+@pytest.mark.parametrize(
+    ("name", "reference"),
+    [
+        ("sha256", "sha256-generic"),
+        ("hmac(sha256)", "hmac(sha256-generic)"),
+        ("rfc4106(gcm(aes))", "rfc4106(gcm(aes-generic))"),
+        ("authenc(hmac(sha1),cbc(aes))", "authenc(hmac(sha1-generic),cbc(aes-generic))"),
+    ],
+)
+def test_reference_is_the_generic_composition(name, reference):
+    assert reference_driver(name) == reference
+
+
+def run_json(*args, env=None):
+    result = subprocess.run(
+        [sys.executable, "-m", "cryptoapi", "fuzz", "--json", *args],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def test_same_seed_same_cases_other_seed_other_cases():
+    args = ("--alg", "hmac(sha1)", "--alg", "sha3-256", "--iterations", "40")
+    _, first, _ = run_json("--seed", "7", *args)
+    _, again, _ = run_json("--seed", "7", "--jobs", "2", *args)
+    _, other, _ = run_json("--seed", "8", *args)
+    digests = [
+        {r["driver"]: r["inputs_digest"] for r in run["results"]} for run in (first, again, other)
+    ]
+    assert first["seed"] == 7
+    assert digests[0] == digests[1]
+    assert all(digests[0][d] != digests[2][d] for d in digests[0])
+    assert all(r["cases"] == 40 and r["mismatches"] == 0 for r in first["results"])
+
+
+def test_the_seed_is_printed_first(capsys):
+    assert main(["fuzz", "--alg", "md5", "--iterations", "3"]) == 0
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert first_line.startswith("cryptoapi fuzz: seed ")
+
+
+def test_one_case_replays_alone():
+    registry = Registry("off")
+    impl = registry.lookup("hmac(sha256-openssl)")
+    ref = reference_for(registry, impl)
+    whole = fuzz(registry.new_transform, impl, ref, 99, iterations=6)
+    alone = fuzz(registry.new_transform, impl, ref, 99, iterations=6, only_case=5)
+    case5 = make_case(impl, case_random(99, impl.name, 5), 5)
+    assert alone.cases == 1 and whole.cases == 6
+    assert alone.inputs_digest != whole.inputs_digest
+    again = fuzz(registry.new_transform, impl, ref, 99, iterations=6, only_case=5)
+    assert again.inputs_digest == alone.inputs_digest
+    assert case5.inputs() == make_case(impl, case_random(99, impl.name, 5), 5).inputs()
+
+
+def test_lengths_favour_block_edges():
+    rng = case_random(1, "x", 0)
+    lengths = [draw_length(rng, 64) for _ in range(2000)]
+    edges = sum(1 for n in lengths if n in (0, 1, 63, 64, 65, 128))
+    assert edges > 400
+    assert max(lengths) >= 1000
+
+
+def test_a_faulted_driver_is_caught_and_the_repro_command_reproduces_it():
+    env = {**os.environ, "CRYPTOAPI_FAULT": "hmac(sha256-openssl)"}
+    code, run, _ = run_json("--alg", "hmac(sha256)", "--seed", "3", "--iterations", "200", env=env)
+    assert code == 1
+    caught = [r for r in run["results"] if r["mismatches"]]
+    assert [r["driver"] for r in caught] == ["hmac(sha256-openssl)"]
+    assert caught[0]["cases"] <= 200
+    report = caught[0]["mismatch"]
+    assert "configuration:" in report and "data=" in report
+    command = report.split("before shrinking): ")[1].strip()
+    argv = shlex.split(command)
+    assert argv[:2] == ["cryptoapi", "fuzz"]
+    replay = subprocess.run(
+        [sys.executable, "-m", "cryptoapi", *argv[1:]], capture_output=True, text=True,
+        env=env, check=False,
+    )  # fmt: skip
+    assert replay.returncode == 1
+    assert "MISMATCH hmac(sha256): hmac(sha256-openssl)" in replay.stdout
+    clean = subprocess.run(
+        [sys.executable, "-m", "cryptoapi", *argv[1:]], capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert clean.returncode == 0
+
+
+class ForgivingAead:
+    """An AEAD that never checks its tag: the fuzzer must catch it on its own."""
+
+    def setkey(self, key):
+        self.key = key
+
+    def setauthsize(self, n):
+        self.n = n
+
+    def encrypt(self, iv, data, assoc):
+        return bytes(data) + bytes(self.n)
+
+    def decrypt(self, iv, data, assoc):
+        return bytes(data)[: len(data) - self.n]
+
+
+def test_an_aead_accepting_forgeries_is_caught():
+    registry = Registry("off")
+    alg = Algorithm(
+        name="forgiving", driver="forgiving-mine", type=AlgType.AEAD, priority=1,
+        provider="user", create=ForgivingAead, ivsize=12, maxauthsize=16, min_keysize=16,
+        max_keysize=16,
+    )  # fmt: skip
+    registry.register(alg)
+    result = fuzz(registry.new_transform, alg, alg, 5, iterations=100)
+    assert result.mismatch is not None
+    assert "forgery" in result.mismatch.report()
+    with pytest.raises(BadMessage):
+        registry.new_transform(registry.lookup("gcm(aes)")).decrypt(bytes(12), bytes(8))
+
+
+def test_full_mode_fuzzes_at_registration_and_catches_what_kats_miss(monkeypatch):
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "sha1-openssl")
+    monkeypatch.setenv("CRYPTOAPI_FUZZ_SEED", "11")
+    registry = Registry("full", workers=1)
+    assert registry.selftest.fuzz_iterations == 100
+    assert registry.alloc_shash("sha1").driver_name == "sha1-pycryptodome"
+    states = {i.driver: i.selftest for i in registry.algorithms() if i.name == "sha1"}
+    assert states["sha1-openssl"] is SelfTest.FAILED
+    assert states["sha1-pycryptodome"] is SelfTest.PASSED
+    monkeypatch.delenv("CRYPTOAPI_FAULT")
+    lazy = Registry("lazy")
+    assert lazy.alloc_shash("sha1").driver_name == "sha1-openssl"
+
+
+def test_every_shipped_implementation_survives_a_fixed_seed_run():
+    registry = Registry("off")
+    failures = []
+    for impl, ref in plan(registry, []):
+        result = fuzz(registry.new_transform, impl, ref, 2026, iterations=12)
+        if result.mismatch is not None:
+            failures.append(result.mismatch.report())
+    assert failures == []
