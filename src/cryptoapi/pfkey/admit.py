@@ -1,0 +1,243 @@
+"""From an ADD or UPDATE message to an SA record, with every check before anything changes.
+
+RFC 2367 §3.1.2-3.1.3 give the message: ``<base, SA, (lifetime(HS),) address(SD),
+(address(P),) (key(AE),) (identity(SD),) (sensitivity)>`` (Linux adds ``sa2``, NAT-T and a
+security context). The checks, with Linux's errno where Linux has the case:
+
+- no SA extension, no source or destination, or addresses of different families: EINVAL;
+- an SA type other than AH or ESP, SPI 0, an algorithm number above the SADB maxima, AH
+  with an encryption algorithm or without authentication, ESP without encryption, ESP with
+  neither confidentiality nor integrity (RFC 4303 §3.2), or a combined-mode algorithm with a
+  separate authentication algorithm (RFC 4106 §8): EINVAL;
+- an algorithm number the table does not know or the registry cannot provide: ENOSYS;
+- a missing key, a key for no algorithm, or a key length the algorithm's RFC (see
+  :mod:`~cryptoapi.pfkey.algorithms`) or the registry's implementation does not take:
+  EINVAL; an ``sa2`` mode other than any/transport/tunnel/BEET: EINVAL.
+
+Unlike Linux's PF_KEY, combined-mode (AEAD) SAs are accepted, and the replay window is
+kept as given (Linux caps it at 32).
+"""
+
+import struct
+
+from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
+from cryptoapi.pfkey.constants import (
+    E_MALFORMED,
+    E_NO_ALGORITHM,
+    SADB_AALG_MAX,
+    SADB_EALG_MAX,
+    ExtType,
+    IpsecMode,
+    SaState,
+    SaType,
+)
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.extensions import Lifetime
+from cryptoapi.pfkey.message import Scan
+from cryptoapi.pfkey.probe import AlgorithmProbe, KeyBits
+from cryptoapi.pfkey.sad import SecurityAssociation
+
+_SA = struct.Struct("<4sBBBBI")
+_SA2 = struct.Struct("<BBHII")
+_LIFETIME = struct.Struct("<IQQQ")
+
+KEPT = (
+    ExtType.ADDRESS_PROXY,
+    ExtType.IDENTITY_SRC,
+    ExtType.IDENTITY_DST,
+    ExtType.SENSITIVITY,
+    ExtType.X_NAT_T_TYPE,
+    ExtType.X_NAT_T_SPORT,
+    ExtType.X_NAT_T_DPORT,
+    ExtType.X_NAT_T_OA,
+    ExtType.X_SEC_CTX,
+)
+"""Extensions an SA keeps as received and shows again in GET and DUMP."""
+
+SA_TYPES = (SaType.AH, SaType.ESP)
+MAX_MODE = IpsecMode.BEET
+
+# plain ints for the per-add path (an enum member costs an attribute lookup)
+_SA_EXT = int(ExtType.SA)
+_SA2_EXT = int(ExtType.X_SA2)
+_SRC = int(ExtType.ADDRESS_SRC)
+_DST = int(ExtType.ADDRESS_DST)
+_KEY_AUTH = int(ExtType.KEY_AUTH)
+_KEY_ENCRYPT = int(ExtType.KEY_ENCRYPT)
+_KEPT = frozenset(int(t) for t in KEPT)
+_LIFETIMES = frozenset((int(ExtType.LIFETIME_HARD), int(ExtType.LIFETIME_SOFT)))
+
+
+def fail(message: str) -> PfkeyError:
+    return PfkeyError(E_MALFORMED, message)
+
+
+def addresses(scan: Scan) -> tuple[bytes, bytes, bytes]:
+    """(source extension, destination extension, packed destination address): both present
+    and of one family (Linux ``present_and_same_family``), else EINVAL."""
+    spans = scan.spans
+    src = spans.get(_SRC)
+    dst = spans.get(_DST)
+    if src is None or dst is None:
+        raise fail("the message needs both ADDRESS_SRC and ADDRESS_DST")
+    data = scan.data
+    src_ext = data[src[0] : src[1]]
+    dst_ext = data[dst[0] : dst[1]]
+    if src_ext[8:10] != dst_ext[8:10]:
+        raise fail("ADDRESS_SRC and ADDRESS_DST are of different address families")
+    # sockaddr_in: address at 4..8; sockaddr_in6: at 8..24 (the family decides the size)
+    packed = dst_ext[12:16] if len(dst_ext) == 24 else dst_ext[16:32]
+    return src_ext, dst_ext, packed
+
+
+def sa_type(satype: int) -> None:
+    if satype not in SA_TYPES:
+        raise fail(f"SA type {satype} is not AH ({SaType.AH}) or ESP ({SaType.ESP})")
+
+
+def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
+    """A MATURE SA from an ADD or UPDATE message, or the PfkeyError that refuses it."""
+    spans = scan.spans
+    data = scan.data
+    span = spans.get(_SA_EXT)
+    if span is None:
+        raise fail("the message needs an SA extension")
+    src_ext, dst_ext, dst = addresses(scan)
+    satype = scan.satype
+    spi, replay, _, auth, encrypt, flags = _SA.unpack_from(data, span[0] + 4)
+    spi = int.from_bytes(spi, "big")
+    if spi == 0:
+        raise fail("SPI 0 is reserved (RFC 4303 §2.1)")
+    auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(probe, satype, auth, encrypt)
+    auth_bits, auth_key = _key(data, spans.get(_KEY_AUTH), auth_spec, auth_usable)
+    encrypt_bits, encrypt_key = _key(data, spans.get(_KEY_ENCRYPT), encrypt_spec, encrypt_usable)
+    mode = reqid = 0
+    sa2 = spans.get(_SA2_EXT)
+    if sa2 is not None:
+        mode, _, _, _, reqid = _SA2.unpack_from(data, sa2[0] + 4)
+        if mode > MAX_MODE:
+            raise fail(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+    extra = b""
+    if not _KEPT.isdisjoint(spans):
+        extra = b"".join(data[spans[t][0] : spans[t][1]] for t in spans if t in _KEPT)
+    hard = soft = None
+    if not _LIFETIMES.isdisjoint(spans):
+        hard = lifetime(scan, ExtType.LIFETIME_HARD)
+        soft = lifetime(scan, ExtType.LIFETIME_SOFT)
+    return SecurityAssociation(
+        satype,
+        spi,
+        dst,
+        SaState.MATURE,
+        replay,
+        auth,
+        encrypt,
+        flags,
+        auth_key,
+        auth_bits,
+        encrypt_key,
+        encrypt_bits,
+        mode,
+        reqid,
+        src_ext,
+        dst_ext,
+        hard,
+        soft,
+        extra,
+        now,
+        scan.seq,
+    )
+
+
+Combination = tuple[AlgSpec | None, KeyBits, AlgSpec | None, KeyBits]
+"""(auth spec, its usable key bits, encrypt spec, its usable key bits)."""
+
+
+def combination(probe: AlgorithmProbe, satype: int, auth: int, encrypt: int) -> Combination:
+    """The algorithms of an SA of ``satype`` with these numbers, checked once per
+    combination and remembered by the probe (so an add costs one dict read here)."""
+    key = (satype, auth, encrypt)
+    found: Combination | None = probe.combinations.get(key)
+    if found is None:
+        sa_type(satype)
+        auth_spec, encrypt_spec = _algorithms(satype, auth, encrypt)
+        found = (
+            auth_spec,
+            _usable(probe, auth_spec),
+            encrypt_spec,
+            _usable(probe, encrypt_spec),
+        )
+        probe.combinations[key] = found
+    return found
+
+
+def _usable(probe: AlgorithmProbe, spec: AlgSpec | None) -> KeyBits:
+    if spec is None:
+        return frozenset()
+    usable = probe.key_bits(spec)
+    if usable is None:
+        raise PfkeyError(
+            E_NO_ALGORITHM, f"{spec.name} (SADB {spec.kind} {spec.id}) is not available"
+        )
+    return usable
+
+
+def lifetime(scan: Scan, exttype: int) -> Lifetime | None:
+    span = scan.spans.get(exttype)
+    if span is None:
+        return None
+    return Lifetime(exttype, *_LIFETIME.unpack_from(scan.data, span[0] + 4))
+
+
+def _algorithms(satype: int, auth: int, encrypt: int) -> tuple[AlgSpec | None, AlgSpec | None]:
+    if auth > SADB_AALG_MAX or encrypt > SADB_EALG_MAX:
+        raise fail(f"algorithm numbers auth {auth} / encrypt {encrypt} are out of range")
+    if satype == SaType.AH:
+        if encrypt:
+            raise fail("an AH SA has no encryption algorithm")
+        if not auth:
+            raise fail("an AH SA needs an authentication algorithm")
+    elif not encrypt:
+        raise fail("an ESP SA needs an encryption algorithm (NULL is 11)")
+    auth_spec = _spec(AUTH, auth, "authentication") if auth else None
+    encrypt_spec = _spec(ENCRYPT, encrypt, "encryption") if encrypt else None
+    if encrypt_spec is not None:
+        if encrypt_spec.aead and auth:
+            raise fail(f"{encrypt_spec.name} authenticates itself; sadb_sa_auth must be 0")
+        if encrypt_spec.is_null and (auth_spec is None or auth_spec.is_null):
+            raise fail("ESP with NULL encryption needs an authentication algorithm")
+    return auth_spec, encrypt_spec
+
+
+def _spec(table: dict[int, AlgSpec], number: int, what: str) -> AlgSpec:
+    spec = table.get(number)
+    if spec is None:
+        raise PfkeyError(E_NO_ALGORITHM, f"{what} algorithm {number} is not supported")
+    return spec
+
+
+def _key(
+    data: bytes, span: tuple[int, int] | None, spec: AlgSpec | None, usable: KeyBits
+) -> tuple[int, bytes]:
+    """(bits, key) of the key extension for ``spec``, checked against its RFC and the
+    registry; (0, b"") when the algorithm takes no key."""
+    if span is not None:
+        bits = data[span[0] + 4] | data[span[0] + 5] << 8
+        if bits and bits in usable:
+            return bits, data[span[0] + 8 : span[0] + 8 + bits // 8]
+    else:
+        bits = 0
+    if spec is None:
+        if span is not None:
+            raise fail("a key is given for an algorithm the SA does not have")
+        return 0, b""
+    if spec.is_null:
+        if bits:
+            raise fail(f"NULL {spec.kind} takes no key, not {bits} bits (RFC 2410)")
+        return 0, b""
+    if span is None:
+        raise fail(f"{spec.name} needs a key: the {spec.kind} key extension is missing")
+    if bits not in spec.key_bits:
+        allowed = "/".join(str(b) for b in spec.key_bits)
+        raise fail(f"{spec.name} takes {allowed}-bit keys (RFC {spec.rfc}), not {bits}")
+    raise fail(f"the registry's {spec.name} does not take {bits}-bit keys")

@@ -1,0 +1,240 @@
+"""The RFC 2367 §2.3 extensions: SA, lifetime, address, key, identity, sensitivity, SPI range.
+
+Each is a frozen dataclass with ``encode()``; ``SPECS`` gives per type the minimum length
+(Linux's ``sadb_ext_min_len``), the checker that validates the rest and the decoder that
+reads it back from ``data[start:end]``. SPIs and ports are network order on the wire and
+plain ints here. Key bytes never appear in a repr.
+"""
+
+import struct
+from dataclasses import dataclass
+from typing import ClassVar
+
+from cryptoapi.pfkey.constants import ExtType, SaState
+from cryptoapi.pfkey.sockaddr import MAX_PREFIXLEN, SOCKADDR_LEN, SockAddr, decode_sockaddr
+from cryptoapi.pfkey.wire import ExtSpec, check_type, malformed, padded, wrap
+
+_SA = struct.Struct("<4sBBBBI")
+_LIFETIME = struct.Struct("<IQQQ")
+_ADDRESS = struct.Struct("<BBH")
+_KEY = struct.Struct("<HH")
+_IDENT = struct.Struct("<HHQ")
+_SENS = struct.Struct("<IBBBBI")
+_SPIRANGE = struct.Struct("<III")
+_U64 = struct.Struct("<Q")
+
+LIFETIMES = (ExtType.LIFETIME_CURRENT, ExtType.LIFETIME_HARD, ExtType.LIFETIME_SOFT)
+ADDRESSES = (
+    ExtType.ADDRESS_SRC,
+    ExtType.ADDRESS_DST,
+    ExtType.ADDRESS_PROXY,
+    ExtType.X_NAT_T_OA,
+)
+KEYS = (ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT)
+IDENTITIES = (ExtType.IDENTITY_SRC, ExtType.IDENTITY_DST)
+
+
+@dataclass(frozen=True, slots=True)
+class Sa:
+    """``sadb_sa`` (§2.3.1): the SPI, replay window, state and algorithm numbers."""
+
+    exttype: ClassVar[int] = ExtType.SA
+    spi: int
+    replay: int = 0
+    state: int = SaState.MATURE
+    auth: int = 0
+    encrypt: int = 0
+    flags: int = 0
+
+    def encode(self) -> bytes:
+        spi = self.spi.to_bytes(4, "big")
+        body = _SA.pack(spi, self.replay, self.state, self.auth, self.encrypt, self.flags)
+        return wrap(ExtType.SA, body)
+
+
+@dataclass(frozen=True, slots=True)
+class Lifetime:
+    """``sadb_lifetime`` (§2.3.2): current, hard or soft; 0 means no limit (hard/soft)."""
+
+    exttype: int
+    allocations: int = 0
+    nbytes: int = 0
+    addtime: int = 0
+    usetime: int = 0
+
+    def encode(self) -> bytes:
+        check_type(self.exttype, LIFETIMES, "Lifetime")
+        body = _LIFETIME.pack(self.allocations, self.nbytes, self.addtime, self.usetime)
+        return wrap(self.exttype, body)
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """``sadb_address`` (§2.3.3) followed by its sockaddr: source, destination, proxy, or
+    Linux's NAT-T original address."""
+
+    exttype: int
+    addr: SockAddr
+    proto: int = 0
+    prefixlen: int = 0
+
+    def encode(self) -> bytes:
+        check_type(self.exttype, ADDRESSES, "Address")
+        body = _ADDRESS.pack(self.proto, self.prefixlen, 0) + self.addr.encode()
+        return wrap(self.exttype, body)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Key:
+    """``sadb_key`` (§2.3.4): ``bits`` of key material in ``key``; repr hides the key."""
+
+    exttype: int
+    bits: int
+    key: bytes
+
+    def __repr__(self) -> str:
+        return f"Key(exttype={self.exttype}, bits={self.bits}, key=<{len(self.key)} bytes>)"
+
+    def encode(self) -> bytes:
+        check_type(self.exttype, KEYS, "Key")
+        if len(self.key) != (self.bits + 7) // 8:
+            raise malformed(self.exttype, f"{self.bits} bits need {(self.bits + 7) // 8} bytes")
+        return wrap(self.exttype, _KEY.pack(self.bits, 0) + self.key)
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """``sadb_ident`` (§2.3.5) and its NUL-terminated string, padded to 64 bits."""
+
+    exttype: int
+    type: int
+    id: int = 0
+    data: bytes = b""
+
+    def encode(self) -> bytes:
+        check_type(self.exttype, IDENTITIES, "Identity")
+        string = self.data + b"\0" if self.data else b""
+        return wrap(self.exttype, _IDENT.pack(self.type, 0, self.id) + string)
+
+
+@dataclass(frozen=True, slots=True)
+class Sensitivity:
+    """``sadb_sens`` (§2.3.6) with its sensitivity and integrity bitmaps (64-bit words)."""
+
+    exttype: ClassVar[int] = ExtType.SENSITIVITY
+    dpd: int
+    sens_level: int = 0
+    integ_level: int = 0
+    sens_bitmap: tuple[int, ...] = ()
+    integ_bitmap: tuple[int, ...] = ()
+
+    def encode(self) -> bytes:
+        head = _SENS.pack(
+            self.dpd,
+            self.sens_level,
+            len(self.sens_bitmap),
+            self.integ_level,
+            len(self.integ_bitmap),
+            0,
+        )
+        words = b"".join(_U64.pack(w) for w in (*self.sens_bitmap, *self.integ_bitmap))
+        return wrap(ExtType.SENSITIVITY, head + words)
+
+
+@dataclass(frozen=True, slots=True)
+class SpiRange:
+    """``sadb_spirange`` (§2.3.8): the SPIs GETSPI may choose from (host order)."""
+
+    exttype: ClassVar[int] = ExtType.SPIRANGE
+    min_spi: int
+    max_spi: int
+
+    def encode(self) -> bytes:
+        return wrap(ExtType.SPIRANGE, _SPIRANGE.pack(self.min_spi, self.max_spi, 0))
+
+
+def _decode_sa(data: bytes, start: int, end: int, exttype: int) -> Sa:
+    spi, replay, state, auth, encrypt, flags = _SA.unpack_from(data, start + 4)
+    return Sa(int.from_bytes(spi, "big"), replay, state, auth, encrypt, flags)
+
+
+def _decode_lifetime(data: bytes, start: int, end: int, exttype: int) -> Lifetime:
+    return Lifetime(exttype, *_LIFETIME.unpack_from(data, start + 4))
+
+
+def check_address(data: bytes, start: int, end: int, exttype: int) -> int:
+    """Linux ``verify_address_len``: the extension is exactly the header and the padded
+    sockaddr of its family, and the prefix length fits the family (else EINVAL).
+    Returns the family."""
+    family = data[start + 8] | data[start + 9] << 8 if end - start >= 10 else -1
+    size = SOCKADDR_LEN.get(family)
+    if size is None:
+        raise malformed(exttype, f"address family {family} is not AF_INET or AF_INET6")
+    if end - start != 8 + padded(size):
+        raise malformed(
+            exttype, f"is {end - start} bytes; family {family} needs {8 + padded(size)}"
+        )
+    if data[start + 5] > MAX_PREFIXLEN[family]:
+        raise malformed(exttype, f"prefix length {data[start + 5]} is too long for its family")
+    return family
+
+
+def _decode_address(data: bytes, start: int, end: int, exttype: int) -> Address:
+    proto, prefixlen, _ = _ADDRESS.unpack_from(data, start + 4)
+    return Address(exttype, decode_sockaddr(data, start + 8, end, "address"), proto, prefixlen)
+
+
+def check_key(data: bytes, start: int, end: int, exttype: int) -> None:
+    """The key material ``sadb_key_bits`` announces fits in the extension (else EINVAL)."""
+    bits = data[start + 4] | data[start + 5] << 8
+    if 8 + (bits + 7) // 8 > end - start:
+        raise malformed(exttype, f"{bits} key bits do not fit in {end - start - 8} bytes")
+
+
+def _decode_key(data: bytes, start: int, end: int, exttype: int) -> Key:
+    bits = _KEY.unpack_from(data, start + 4)[0]
+    return Key(exttype, bits, data[start + 8 : start + 8 + (bits + 7) // 8])
+
+
+def _decode_identity(data: bytes, start: int, end: int, exttype: int) -> Identity:
+    type_, _, ident = _IDENT.unpack_from(data, start + 4)
+    string = data[start + 16 : end]
+    nul = string.find(b"\0")
+    return Identity(exttype, type_, ident, string if nul < 0 else string[:nul])
+
+
+def _check_sensitivity(data: bytes, start: int, end: int, exttype: int) -> None:
+    words = data[start + 9] + data[start + 11]  # sadb_sens_sens_len + sadb_sens_integ_len
+    if end - start != 16 + 8 * words:
+        raise malformed(exttype, f"{end - start} bytes do not hold its {words} bitmap words")
+
+
+def _decode_sensitivity(data: bytes, start: int, end: int, exttype: int) -> Sensitivity:
+    dpd, sens_level, sens_len, integ_level, integ_len, _ = _SENS.unpack_from(data, start + 4)
+    words = [_U64.unpack_from(data, start + 16 + 8 * i)[0] for i in range(sens_len + integ_len)]
+    return Sensitivity(
+        dpd, sens_level, integ_level, tuple(words[:sens_len]), tuple(words[sens_len:])
+    )
+
+
+def _decode_spirange(data: bytes, start: int, end: int, exttype: int) -> SpiRange:
+    low, high, _ = _SPIRANGE.unpack_from(data, start + 4)
+    return SpiRange(low, high)
+
+
+SPECS: dict[int, ExtSpec] = {
+    ExtType.SA: (16, None, _decode_sa),
+    ExtType.LIFETIME_CURRENT: (32, None, _decode_lifetime),
+    ExtType.LIFETIME_HARD: (32, None, _decode_lifetime),
+    ExtType.LIFETIME_SOFT: (32, None, _decode_lifetime),
+    ExtType.ADDRESS_SRC: (8, check_address, _decode_address),
+    ExtType.ADDRESS_DST: (8, check_address, _decode_address),
+    ExtType.ADDRESS_PROXY: (8, check_address, _decode_address),
+    ExtType.X_NAT_T_OA: (8, check_address, _decode_address),
+    ExtType.KEY_AUTH: (8, check_key, _decode_key),
+    ExtType.KEY_ENCRYPT: (8, check_key, _decode_key),
+    ExtType.IDENTITY_SRC: (16, None, _decode_identity),
+    ExtType.IDENTITY_DST: (16, None, _decode_identity),
+    ExtType.SENSITIVITY: (16, _check_sensitivity, _decode_sensitivity),
+    ExtType.SPIRANGE: (16, None, _decode_spirange),
+}

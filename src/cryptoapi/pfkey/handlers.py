@@ -1,0 +1,211 @@
+"""The SA messages of RFC 2367 §3.1: GETSPI, UPDATE, ADD, DELETE, GET, FLUSH, DUMP.
+
+Each handler validates the whole message before it changes anything, so a refused message
+leaves the database exactly as it was; it returns the replies, the one to the sender first.
+"""
+
+import errno
+import hmac
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from cryptoapi.pfkey import replies
+from cryptoapi.pfkey.admit import MAX_MODE, addresses, admit, fail, lifetime, sa_type
+from cryptoapi.pfkey.constants import (
+    E_EMPTY,
+    E_EXISTS,
+    E_NOT_FOUND,
+    SPI_MAX_DEFAULT,
+    SPI_MIN_DEFAULT,
+    ExtType,
+    MsgType,
+    SaState,
+    SaType,
+)
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.extensions import SpiRange
+from cryptoapi.pfkey.message import Scan
+from cryptoapi.pfkey.sad import SaKey, SecurityAssociation
+from cryptoapi.pfkey.x_extensions import Sa2
+
+if TYPE_CHECKING:
+    from cryptoapi.pfkey.manager import KeyManager
+
+ECHO_DROP = frozenset(int(t) for t in (ExtType.SA, ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT))
+"""What an ADD or UPDATE reply leaves out of the echoed message (the SA is rebuilt)."""
+RANDOM_TRIES = 16
+
+
+def _lookup_key(scan: Scan) -> SaKey:
+    """The (satype, destination, SPI) a DELETE, GET or UPDATE names (§3.1.2, 3.1.4, 3.1.5)."""
+    sa_type(scan.satype)
+    span = scan.spans.get(ExtType.SA)
+    if span is None:
+        raise fail("the message needs an SA extension")
+    _, _, dst = addresses(scan)
+    spi = int.from_bytes(scan.data[span[0] + 4 : span[0] + 8], "big")
+    return (scan.satype, dst, spi)
+
+
+def _find(km: "KeyManager", key: SaKey) -> SecurityAssociation:
+    sa = km.sad.by_key.get(key)
+    if sa is None:
+        raise PfkeyError(E_NOT_FOUND, f"no SA of type {key[0]} with SPI {key[2]:#x}")
+    return sa
+
+
+def getspi(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.1: pick an unused SPI in the range (default 0x100-0x0fffffff) and create a
+    LARVAL SA with it; EEXIST when the range has none left."""
+    sa_type(scan.satype)
+    src_ext, dst_ext, dst = addresses(scan)
+    low, high = SPI_MIN_DEFAULT, SPI_MAX_DEFAULT
+    found = scan.decode(ExtType.SPIRANGE)
+    if isinstance(found, SpiRange):
+        low, high = max(found.min_spi, 1), found.max_spi
+        if low > high:
+            raise fail(f"SPI range {found.min_spi:#x}-{found.max_spi:#x} is empty")
+    sa2 = scan.decode(ExtType.X_SA2)
+    mode, reqid = (sa2.mode, sa2.reqid) if isinstance(sa2, Sa2) else (0, 0)
+    if mode > MAX_MODE:
+        raise fail(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+    spi = _free_spi(km, scan.satype, dst, low, high)
+    km.acquires.pop(scan.seq, None)
+    sa = SecurityAssociation(
+        scan.satype, spi, dst, SaState.LARVAL, 0, 0, 0, 0, b"", 0, b"", 0, mode, reqid,
+        src_ext, dst_ext, None, None, b"", now, scan.seq,
+    )  # fmt: skip
+    km.sad.by_key[sa.key] = sa
+    km.larval(sa)
+    return [replies.brief(sa, MsgType.GETSPI, scan.seq, scan.pid, SaState.LARVAL)]
+
+
+def _free_spi(km: "KeyManager", satype: int, dst: bytes, low: int, high: int) -> int:
+    """An SPI in [low, high] no SA of ``satype`` to ``dst`` uses: a few random picks, then
+    a scan from a random point, which meets a free SPI within (SAs + 1) steps if any."""
+    taken = km.sad.by_key
+    span = high - low + 1
+    for _ in range(RANDOM_TRIES):
+        spi = low + km.rng.randrange(span)
+        if (satype, dst, spi) not in taken:
+            return spi
+    first = km.rng.randrange(span)
+    for step in range(min(span, len(taken) + 1)):
+        spi = low + (first + step) % span
+        if (satype, dst, spi) not in taken:
+            return spi
+    raise PfkeyError(E_EXISTS, f"no free SPI in {low:#x}-{high:#x}")
+
+
+def add(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.3: add a MATURE SA; EEXIST if (type, destination, SPI) is taken."""
+    if km.probe.reprobe:
+        km.probe.reprobe_all()
+    sa = admit(scan, km.probe, now)
+    key = (sa.satype, sa.dst, sa.spi)
+    if key in km.sad.by_key:
+        raise PfkeyError(E_EXISTS, f"an SA of type {sa.satype} with SPI {sa.spi:#x} exists")
+    km.sad.by_key[key] = sa
+    if sa.hard is not None or sa.soft is not None:
+        km.timers.added(sa)
+    return [replies.echo(scan, sa, ECHO_DROP)]
+
+
+def update(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.2: complete a LARVAL SA (it becomes MATURE) or change a MATURE one's lifetimes.
+
+    The source address cannot change; a MATURE SA keeps its algorithms and keys (a message
+    repeating them is accepted, one changing them gets EINVAL). ESRCH if there is no SA.
+    """
+    old = _find(km, _lookup_key(scan))
+    src_ext, _, _ = addresses(scan)
+    if _ip(src_ext) != _ip(old.src_ext):
+        raise fail("UPDATE cannot change an SA's source address")
+    if old.state == SaState.LARVAL:
+        if km.probe.reprobe:
+            km.probe.reprobe_all()
+        new = admit(scan, km.probe, now)
+        new.seq = old.seq
+    else:
+        new = _relifed(km, old, scan)
+    new.epoch = old.epoch + 1
+    km.sad.by_key[old.key] = new
+    old.epoch += 1  # its timers are stale now
+    km.timers.added(new)
+    if new.used:
+        km.timers.first_use(new)
+    return [replies.echo(scan, new, ECHO_DROP)]
+
+
+def _ip(address_ext: bytes) -> bytes:
+    """Family and packed address of a (validated) address extension."""
+    if len(address_ext) == 24:
+        return address_ext[8:10] + address_ext[12:16]
+    return address_ext[8:10] + address_ext[16:32]
+
+
+def _relifed(km: "KeyManager", old: SecurityAssociation, scan: Scan) -> SecurityAssociation:
+    span = scan.spans[ExtType.SA]
+    auth, encrypt = scan.data[span[0] + 10], scan.data[span[0] + 11]
+    if (auth, encrypt) != (old.auth, old.encrypt):
+        raise fail("UPDATE of a MATURE SA cannot change its algorithms (RFC 2367 §3.1.2)")
+    for exttype, key in ((ExtType.KEY_AUTH, old.auth_key), (ExtType.KEY_ENCRYPT, old.encrypt_key)):
+        given = scan.spans.get(exttype)
+        if given is not None:
+            start = given[0]
+            bits = scan.data[start + 4] | scan.data[start + 5] << 8
+            material = scan.data[start + 8 : start + 8 + (bits + 7) // 8]
+            if not hmac.compare_digest(material, key):
+                raise fail("UPDATE of a MATURE SA cannot change its keys (RFC 2367 §3.1.2)")
+    hard = lifetime(scan, ExtType.LIFETIME_HARD)
+    soft = lifetime(scan, ExtType.LIFETIME_SOFT)
+    return replace(
+        old,
+        hard=old.hard if hard is None else hard,
+        soft=old.soft if soft is None else soft,
+    )
+
+
+def delete(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.4: remove the SA; ESRCH if there is none."""
+    sa = _find(km, _lookup_key(scan))
+    km.remove(sa)
+    return [replies.brief(sa, MsgType.DELETE, scan.seq, scan.pid, SaState.DEAD)]
+
+
+def get(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.5: the whole SA, keys included; ESRCH if there is none."""
+    sa = _find(km, _lookup_key(scan))
+    return [replies.full(sa, MsgType.GET, scan.seq, scan.pid, keys=True)]
+
+
+def _of_type(km: "KeyManager", satype: int) -> list[SecurityAssociation]:
+    if satype == SaType.UNSPEC:
+        return list(km.sad.by_key.values())
+    sa_type(satype)
+    return [sa for sa in km.sad.by_key.values() if sa.satype == satype]
+
+
+def flush(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.9: remove every SA of the type (all of them for UNSPEC)."""
+    for sa in _of_type(km, scan.satype):
+        km.remove(sa)
+    return [replies.base(MsgType.FLUSH, scan.satype, scan.seq, scan.pid, b"")]
+
+
+def dump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """§3.1.10: one message per SA of the type, ``sadb_msg_seq`` counting down to 0;
+    ENOENT when there is none (as Linux)."""
+    found = _of_type(km, scan.satype)
+    if not found:
+        raise PfkeyError(E_EMPTY, "the database has no SA of that type")
+    last = len(found) - 1
+    return [
+        replies.full(sa, MsgType.DUMP, last - i, scan.pid, keys=True) for i, sa in enumerate(found)
+    ]
+
+
+def unsupported(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """Messages only the kernel sends (EXPIRE) or not handled here (the SPD, PROMISC,
+    MIGRATE): EOPNOTSUPP, as Linux answers the ones it does not handle."""
+    raise PfkeyError(errno.EOPNOTSUPP, f"message type {scan.type} is not supported")

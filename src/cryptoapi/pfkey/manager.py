@@ -1,0 +1,198 @@
+"""The key manager: PF_KEY v2 messages in, replies and notifications out (RFC 2367 §3).
+
+:meth:`KeyManager.handle` takes one message and returns the messages it causes, the replies
+to the sender first (with the sender's ``sadb_msg_seq`` and ``pid``; DUMP gives one per SA),
+then notifications (EXPIREs that came due). It never raises on bad input: a refused
+message gets a header-only reply carrying ``sadb_msg_errno`` (§1.4) and leaves the database
+exactly as it was.
+
+Routing, for a daemon: EXPIRE and ACQUIRE messages are for the key managers registered for
+their SA type (an application's ACQUIRE is forwarded, not answered; a key manager's
+header-only ACQUIRE gets no reply); every other message is for the sender. ADD, UPDATE and
+DELETE replies carry no keys, so they may also be broadcast. ``registered`` is the union of
+what every client registered for: a daemon keeps per-client registrations itself.
+
+A key manager is not thread-safe: one call at a time (a daemon serializes them).
+
+Time comes from ``clock`` (seconds, ``time.time`` by default), so tests can drive lifetimes;
+due timers run at each :meth:`~KeyManager.handle` and :meth:`~KeyManager.tick`. Usage (bytes
+and allocations) is reported with :meth:`~KeyManager.account`, since there is no packet path.
+"""
+
+import random
+import time
+from collections.abc import Callable
+
+import cryptoapi
+from cryptoapi import Registry
+from cryptoapi.pfkey import handlers, listeners, replies
+from cryptoapi.pfkey.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.expiry import HARD, LARVAL, SOFT, Timers, over
+from cryptoapi.pfkey.extensions import Address
+from cryptoapi.pfkey.message import Buffer, Message, Scan, scan
+from cryptoapi.pfkey.probe import AlgorithmProbe
+from cryptoapi.pfkey.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
+from cryptoapi.pfkey.sockaddr import SockAddr
+
+Handler = Callable[["KeyManager", Scan, float], list[bytes]]
+
+HANDLERS: dict[int, Handler] = {
+    MsgType.GETSPI: handlers.getspi,
+    MsgType.UPDATE: handlers.update,
+    MsgType.ADD: handlers.add,
+    MsgType.DELETE: handlers.delete,
+    MsgType.GET: handlers.get,
+    MsgType.ACQUIRE: listeners.acquire,
+    MsgType.REGISTER: listeners.register,
+    MsgType.FLUSH: handlers.flush,
+    MsgType.DUMP: handlers.dump,
+}
+
+LARVAL_TIMEOUT = 30.0
+"""Seconds a LARVAL SA from GETSPI waits for its UPDATE (Linux ``XFRM_ACQ_EXPIRES``)."""
+
+
+class KeyManager:
+    """A PF_KEY v2 key manager over one SA database, its algorithms from ``registry``
+    (``cryptoapi.default_registry()`` when None), each probed at most once."""
+
+    def __init__(
+        self,
+        registry: Registry | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        reprobe: bool = False,
+        larval_timeout: float = LARVAL_TIMEOUT,
+    ) -> None:
+        self.registry = cryptoapi.default_registry() if registry is None else registry
+        self.probe = AlgorithmProbe(self.registry, reprobe=reprobe)
+        self.sad = SADatabase()
+        self.timers = Timers()
+        self.clock = clock
+        self.rng: random.Random = random.SystemRandom() if rng is None else rng
+        self.larval_timeout = larval_timeout
+        self.registered: set[int] = set()
+        """SA types a key manager has REGISTERed for: they get ACQUIRE and EXPIRE."""
+        self.acquires: dict[int, tuple[int, bytes, bytes]] = {}
+        """Pending SA requests: sadb_msg_seq -> (satype, source, destination extensions)."""
+        self._acquire_seq = 0
+        self._messages = 0
+        self._errors = 0
+        self._expired = [0, 0]
+
+    def handle(self, message: Buffer) -> list[bytes]:
+        """The replies to one PF_KEY message, the sender's first (see the module doc)."""
+        data = message if isinstance(message, bytes) else bytes(message)
+        self._messages += 1
+        now = self.clock()
+        due = self._run_timers(now) if self.timers.heap else []
+        try:
+            found = scan(data)
+            out = HANDLERS.get(found.type, handlers.unsupported)(self, found, now)
+        except PfkeyError as error:
+            self._errors += 1
+            out = [replies.error(data, error.errno)]
+        return out + due if due else out
+
+    def tick(self) -> list[bytes]:
+        """Run the lifetime timers that are due; the EXPIREs for registered listeners."""
+        return self._run_timers(self.clock())
+
+    def account(
+        self, satype: int, dst: AddressLike, spi: int, *, nbytes: int = 0, allocations: int = 0
+    ) -> list[bytes]:
+        """Record use of an SA (bytes, allocations); the EXPIREs its limits cause.
+
+        Raises PfkeyError(ESRCH) if there is no such SA.
+        """
+        sa = self.sad.by_key.get(sa_key(satype, dst, spi))
+        if sa is None or sa.state == SaState.LARVAL:
+            raise PfkeyError(E_NOT_FOUND, f"no usable SA of type {satype} with SPI {spi:#x}")
+        now = self.clock()
+        if not sa.used:
+            sa.used = now
+            self.timers.first_use(sa)
+        sa.nbytes += nbytes
+        sa.allocations += allocations
+        out = []
+        if not sa.soft_expired and over(sa.soft, sa):
+            out += self._fire(SOFT, sa)
+        if over(sa.hard, sa):
+            out += self._fire(HARD, sa)
+        return out + self._run_timers(now)
+
+    def acquire(self, satype: int, src: AddressLike, dst: AddressLike) -> list[bytes]:
+        """Ask the registered key managers for an SA from ``src`` to ``dst`` (what the
+        kernel does when outbound traffic needs one, §3.1.6); [] if none listens."""
+        if satype not in self.registered:
+            return []
+        self._acquire_seq += 1
+        seq = self._acquire_seq
+        source = _address(ExtType.ADDRESS_SRC, src)
+        destination = _address(ExtType.ADDRESS_DST, dst)
+        proposal = listeners.proposal(self, satype)
+        msg = Message(MsgType.ACQUIRE, satype, seq, 0, 0, (source, destination, proposal))
+        self.acquires[seq] = (satype, source.encode(), destination.encode())
+        return [msg.encode()]
+
+    def stats(self) -> dict[str, int]:
+        """Counters: probes, SAs, messages handled, errors returned, expirations."""
+        larval = sum(1 for sa in self.sad.by_key.values() if sa.state == SaState.LARVAL)
+        return {
+            "alg_probes": self.probe.probes,
+            "sas": len(self.sad),
+            "larval": larval,
+            "messages": self._messages,
+            "errors": self._errors,
+            "expired_soft": self._expired[SOFT],
+            "expired_hard": self._expired[HARD],
+            "registered": len(self.registered),
+            "acquires": len(self.acquires),
+        }
+
+    # -- the database and its timers, for the handlers ---------------------------------
+
+    def remove(self, sa: SecurityAssociation) -> None:
+        """Delete ``sa``; its timers become stale."""
+        del self.sad.by_key[sa.key]
+        sa.epoch += 1
+
+    def larval(self, sa: SecurityAssociation) -> None:
+        """Start the timeout of a LARVAL SA."""
+        self.timers.at(sa.added + self.larval_timeout, LARVAL, sa)
+
+    def _run_timers(self, now: float) -> list[bytes]:
+        out: list[bytes] = []
+        for kind, sa in self.timers.due(now):
+            if self.sad.by_key.get(sa.key) is sa:
+                out += self._fire(kind, sa)
+        return out
+
+    def _fire(self, kind: int, sa: SecurityAssociation) -> list[bytes]:
+        """Reach the soft (DYING, EXPIRE) or hard (deleted, EXPIRE) limit of ``sa``."""
+        if kind == LARVAL:
+            if sa.state == SaState.LARVAL:
+                self.remove(sa)
+            return []
+        if kind == SOFT:
+            if sa.soft_expired or sa.soft is None:
+                return []
+            sa.soft_expired = True
+            sa.state = SaState.DYING
+            lifetime = sa.soft
+        else:
+            assert sa.hard is not None
+            self.remove(sa)
+            sa.state = SaState.DEAD
+            lifetime = sa.hard
+        self._expired[kind] += 1
+        if sa.satype not in self.registered:
+            return []
+        return [replies.expire(sa, lifetime)]
+
+
+def _address(exttype: int, where: AddressLike) -> Address:
+    addr = where if isinstance(where, SockAddr) else SockAddr.of(where)
+    return Address(exttype, addr, 0, 32 if addr.family == AF_INET else 128)

@@ -1,0 +1,178 @@
+"""A whole PF_KEY message: the ``sadb_msg`` base header and its extensions (RFC 2367 §2.2).
+
+Decoding follows Linux's ``pfkey_get_base_msg`` and ``parse_exthdrs``, errno for errno:
+
+- fewer than 16 bytes, or ``sadb_msg_len`` (64-bit words) not the number of bytes given:
+  EMSGSIZE;
+- version not 2, reserved not 0, type 0 or above ``SADB_MAX``: EINVAL;
+- an extension shorter than 8 bytes, running past the end, of type 0, repeated (§2.3: "An
+  EINVAL will be returned if there are duplicate extensions"), shorter than its structure,
+  or with a wrong address or context length: EINVAL;
+- extension types above ``SADB_EXT_MAX`` are skipped (§2.3: unknown types "MUST be ignored").
+"""
+
+import builtins
+import struct
+from dataclasses import dataclass
+from typing import NamedTuple, TypeVar
+
+from cryptoapi.pfkey import extensions, policy, proposal, x_extensions
+from cryptoapi.pfkey.constants import (
+    E_LENGTH,
+    E_MALFORMED,
+    PF_KEY_V2,
+    SADB_EXT_MAX,
+    SADB_MAX,
+)
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire import ALIGN, EXT_HEADER, Extension, ExtSpec, ext_name
+
+HEADER = struct.Struct("<BBBBHHII")
+HEADER_LEN = HEADER.size  # 16
+Buffer = bytes | bytearray | memoryview
+
+SPECS: dict[int, ExtSpec] = {
+    **extensions.SPECS,
+    **x_extensions.SPECS,
+    **proposal.SPECS,
+    **policy.SPECS,
+}
+"""Every known extension type (1 .. ``SADB_EXT_MAX``) -> (minimum length, checker, decoder)."""
+assert sorted(SPECS) == list(range(1, SADB_EXT_MAX + 1))
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A PF_KEY message: header fields and extensions in wire order."""
+
+    type: int
+    satype: int = 0
+    seq: int = 0
+    pid: int = 0
+    errno: int = 0
+    extensions: tuple[Extension, ...] = ()
+    version: int = PF_KEY_V2
+    reserved: int = 0
+
+    def get(self, exttype: int, cls: builtins.type[E]) -> E | None:
+        """The extension of type ``exttype`` if present (it must be a ``cls``)."""
+        for ext in self.extensions:
+            if ext.exttype == exttype:
+                if not isinstance(ext, cls):
+                    raise TypeError(f"{ext_name(exttype)} is a {type(ext).__name__}")
+                return ext
+        return None
+
+    def encode(self) -> bytes:
+        """The wire bytes; ``sadb_msg_len`` is computed from the extensions."""
+        body = b"".join(ext.encode() for ext in self.extensions)
+        return header(self, HEADER_LEN + len(body)) + body
+
+    @classmethod
+    def decode(cls, data: Buffer) -> "Message":
+        """Decode and validate ``data``; raises :class:`PfkeyError` with Linux's errno."""
+        found = scan(data)
+        raw = found.data
+        exts = tuple(SPECS[t][2](raw, start, end, t) for t, (start, end) in found.spans.items())
+        return cls(found.type, found.satype, found.seq, found.pid, found.errno, exts)
+
+
+def header(msg: Message, size: int) -> bytes:
+    """The ``sadb_msg`` of ``msg`` for a message of ``size`` bytes."""
+    if size % ALIGN or size // ALIGN > 0xFFFF:
+        raise PfkeyError(E_LENGTH, f"a message of {size} bytes cannot be encoded")
+    return HEADER.pack(
+        msg.version,
+        msg.type,
+        msg.errno,
+        msg.satype,
+        size // ALIGN,
+        msg.reserved,
+        msg.seq,
+        msg.pid,
+    )
+
+
+def decode(data: Buffer) -> Message:
+    """Decode one PF_KEY message (see :meth:`Message.decode`)."""
+    return Message.decode(data)
+
+
+def encode(msg: Message) -> bytes:
+    """Encode one PF_KEY message (see :meth:`Message.encode`)."""
+    return msg.encode()
+
+
+Spans = dict[int, tuple[int, int]]
+"""Known extension type -> (start, end) of its bytes, in wire order."""
+
+
+class Scan(NamedTuple):
+    """A validated message not yet decoded: its bytes, header fields and extension spans."""
+
+    data: bytes
+    type: int
+    errno: int
+    satype: int
+    seq: int
+    pid: int
+    spans: Spans
+
+    def decode(self, exttype: int) -> Extension | None:
+        """The typed extension of ``exttype``, if the message has one."""
+        span = self.spans.get(exttype)
+        if span is None:
+            return None
+        return SPECS[exttype][2](self.data, span[0], span[1], exttype)
+
+
+def scan(data: Buffer) -> Scan:
+    """Validate ``data`` as one PF_KEY message and find its extensions; build nothing.
+
+    The one validating parser: :meth:`Message.decode` and the key manager both use it.
+    Raises :class:`PfkeyError` with Linux's errno (see the module docstring).
+    """
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    size = len(data)
+    if size < HEADER_LEN:
+        raise PfkeyError(E_LENGTH, f"{size} bytes are too few for the 16-byte sadb_msg")
+    version, type_, errno, satype, words, reserved, seq, pid = HEADER.unpack_from(data)
+    if version != PF_KEY_V2:
+        raise PfkeyError(E_MALFORMED, f"sadb_msg_version is {version}, not PF_KEY_V2 (2)")
+    if reserved:
+        raise PfkeyError(E_MALFORMED, f"sadb_msg_reserved is {reserved}, not 0")
+    if not 0 < type_ <= SADB_MAX:
+        raise PfkeyError(E_MALFORMED, f"sadb_msg_type {type_} is not a message type")
+    if words * ALIGN != size:
+        raise PfkeyError(E_LENGTH, f"sadb_msg_len says {words * ALIGN} bytes; {size} given")
+    spans: Spans = {}
+    start = HEADER_LEN
+    specs = SPECS
+    unpack_header = EXT_HEADER.unpack_from
+    while start < size:
+        ext_words, exttype = unpack_header(data, start)
+        end = start + ext_words * ALIGN
+        if ext_words == 0 or end > size:
+            raise PfkeyError(
+                E_MALFORMED, f"extension at byte {start} has length {ext_words * ALIGN}"
+            )
+        spec = specs.get(exttype)
+        if spec is not None:
+            if end - start < spec[0]:
+                raise PfkeyError(
+                    E_MALFORMED,
+                    f"{ext_name(exttype)} extension is {end - start} bytes; "
+                    f"it needs at least {spec[0]}",
+                )
+            if exttype in spans:
+                raise PfkeyError(E_MALFORMED, f"{ext_name(exttype)} extension is repeated")
+            if spec[1] is not None:
+                spec[1](data, start, end, exttype)
+            spans[exttype] = (start, end)
+        elif exttype == 0:
+            raise PfkeyError(E_MALFORMED, f"extension at byte {start} has the reserved type 0")
+        start = end
+    return Scan(data, type_, errno, satype, seq, pid, spans)

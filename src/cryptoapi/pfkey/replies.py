@@ -1,0 +1,126 @@
+"""The messages the key manager sends, built from SA records (RFC 2367 §3.1).
+
+- GET and DUMP (§3.1.5, §3.1.10): ``<base, SA, (lifetime(HS),) lifetime(C), address(SD),
+  (key(AE),) sa2, (kept extensions)>``, keys included;
+- EXPIRE (§3.1.8): ``<base, SA, lifetime(C and one of HS), address(SD)>``, no keys;
+- GETSPI (§3.1.1) and DELETE (§3.1.4): ``<base, SA, address(SD)>``;
+- an error (§1.4): the sender's header alone, with ``sadb_msg_errno`` set.
+
+Addresses and kept extensions are the validated bytes the SA was created from.
+"""
+
+import struct
+
+from cryptoapi.pfkey.constants import PF_KEY_V2, ExtType, MsgType
+from cryptoapi.pfkey.extensions import Lifetime
+from cryptoapi.pfkey.message import HEADER, Scan
+from cryptoapi.pfkey.sad import SecurityAssociation
+
+_SA = struct.Struct("<HH4sBBBBI")
+_LIFETIME = struct.Struct("<HHIQQQ")
+_KEY = struct.Struct("<HHHH")
+_SA2 = struct.Struct("<HHBBHII")
+
+_SA_WORDS = _SA.size // 8
+_LIFETIME_WORDS = _LIFETIME.size // 8
+_SA2_WORDS = _SA2.size // 8
+_SA_TYPE = int(ExtType.SA)
+
+
+def base(type_: int, satype: int, seq: int, pid: int, body: bytes) -> bytes:
+    """``body`` behind a ``sadb_msg`` of the given fields (version 2, length computed)."""
+    return HEADER.pack(PF_KEY_V2, type_, 0, satype, 2 + len(body) // 8, 0, seq, pid) + body
+
+
+def error(data: bytes, errno: int) -> bytes:
+    """The header-only error reply to ``data`` (RFC 2367 §1.4), whatever ``data`` holds:
+    its header fields are kept, version, reserved and length made valid."""
+    fields = list(HEADER.unpack_from(data[:16].ljust(16, b"\0")))
+    fields[0], fields[2], fields[4], fields[5] = PF_KEY_V2, errno, 2, 0
+    return HEADER.pack(*fields)
+
+
+def sa_ext(sa: SecurityAssociation, state: int | None = None) -> bytes:
+    """The ``sadb_sa`` extension of ``sa`` (its own state unless ``state`` is given)."""
+    return _SA.pack(
+        _SA_WORDS,
+        _SA_TYPE,
+        sa.spi.to_bytes(4, "big"),
+        sa.replay,
+        sa.state if state is None else state,
+        sa.auth,
+        sa.encrypt,
+        sa.flags,
+    )
+
+
+def lifetime_ext(lifetime: Lifetime) -> bytes:
+    return _LIFETIME.pack(
+        _LIFETIME_WORDS,
+        lifetime.exttype,
+        lifetime.allocations,
+        lifetime.nbytes,
+        lifetime.addtime,
+        lifetime.usetime,
+    )
+
+
+def current_ext(sa: SecurityAssociation) -> bytes:
+    """The current lifetime (§2.3.2): usage so far, add and first-use times in seconds."""
+    return _LIFETIME.pack(
+        _LIFETIME_WORDS,
+        ExtType.LIFETIME_CURRENT,
+        sa.allocations,
+        sa.nbytes,
+        int(sa.added),
+        int(sa.used),
+    )
+
+
+def key_ext(exttype: int, bits: int, key: bytes) -> bytes:
+    pad = -len(key) % 8
+    return _KEY.pack(1 + (len(key) + pad) // 8, exttype, bits, 0) + key + bytes(pad)
+
+
+def sa2_ext(sa: SecurityAssociation) -> bytes:
+    return _SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, 0, sa.reqid)
+
+
+def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool) -> bytes:
+    """The whole SA (GET, DUMP): lifetimes, addresses, keys if ``keys``, sa2, the rest."""
+    parts = [sa_ext(sa)]
+    if sa.hard is not None:
+        parts.append(lifetime_ext(sa.hard))
+    if sa.soft is not None:
+        parts.append(lifetime_ext(sa.soft))
+    parts += (current_ext(sa), sa.src_ext, sa.dst_ext)
+    if keys and sa.auth_bits:
+        parts.append(key_ext(ExtType.KEY_AUTH, sa.auth_bits, sa.auth_key))
+    if keys and sa.encrypt_bits:
+        parts.append(key_ext(ExtType.KEY_ENCRYPT, sa.encrypt_bits, sa.encrypt_key))
+    parts += (sa2_ext(sa), sa.extra)
+    return base(type_, sa.satype, seq, pid, b"".join(parts))
+
+
+def expire(sa: SecurityAssociation, which: Lifetime) -> bytes:
+    """The EXPIRE message for ``sa`` reaching its ``which`` (soft or hard) lifetime."""
+    body = sa_ext(sa) + current_ext(sa) + lifetime_ext(which) + sa.src_ext + sa.dst_ext
+    return base(MsgType.EXPIRE, sa.satype, 0, 0, body)
+
+
+def brief(sa: SecurityAssociation, type_: int, seq: int, pid: int, state: int) -> bytes:
+    """``<base, SA, address(SD)>``: the reply to GETSPI and DELETE."""
+    body = sa_ext(sa, state) + sa.src_ext + sa.dst_ext
+    return base(type_, sa.satype, seq, pid, body)
+
+
+def echo(scan: Scan, sa: SecurityAssociation, drop: frozenset[int]) -> bytes:
+    """The sender's message back (UPDATE, ADD: §3.1.2-3), its SA extension showing the
+    SA's state and without the extension types in ``drop`` (the keys; SA is always
+    replaced)."""
+    data = scan.data
+    parts = [sa_ext(sa)]
+    parts += [data[start:end] for t, (start, end) in scan.spans.items() if t not in drop]
+    body = b"".join(parts)
+    size = 2 + len(body) // 8
+    return HEADER.pack(PF_KEY_V2, scan.type, 0, scan.satype, size, 0, scan.seq, scan.pid) + body

@@ -1,0 +1,143 @@
+"""The security association database (SADB, RFC 2367 §1.2).
+
+An SA is identified by (SA type, destination address, SPI) (RFC 2367 §2.3.1, RFC 4301
+§4.1), so the database is one dict on that triple: lookup, insert and delete are O(1), and
+iteration is in insertion order (DUMP's order).
+
+A record keeps what the key manager needs as plain values, and the extensions it only echoes
+(addresses, identities, NAT-T, security context) as the validated bytes it received: adding
+an SA builds one object, not one per extension. The typed views decode on demand.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cryptoapi.pfkey.constants import SaState
+from cryptoapi.pfkey.extensions import Address, Key, Lifetime
+from cryptoapi.pfkey.message import SPECS
+from cryptoapi.pfkey.sockaddr import IPAddress, SockAddr, to_packed
+from cryptoapi.pfkey.wire import EXT_HEADER, Extension
+
+SaKey = tuple[int, bytes, int]
+"""(satype, packed destination address, SPI)."""
+
+AddressLike = str | IPAddress | bytes | SockAddr
+"""An address as text, an :mod:`ipaddress` object, packed bytes or a sockaddr."""
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class SecurityAssociation:
+    """One SA. Owned by its database: read it, do not change it."""
+
+    satype: int
+    spi: int
+    dst: bytes  # packed destination address (4 or 16 bytes)
+    state: int
+    replay: int
+    auth: int
+    encrypt: int
+    flags: int
+    auth_key: bytes
+    auth_bits: int
+    encrypt_key: bytes
+    encrypt_bits: int
+    mode: int
+    reqid: int
+    src_ext: bytes  # the ADDRESS_SRC extension as received (validated)
+    dst_ext: bytes  # the ADDRESS_DST extension as received (validated)
+    hard: Lifetime | None
+    soft: Lifetime | None
+    extra: bytes  # other extensions kept as received: proxy, identities, NAT-T, context
+    added: float  # when it was added (the clock's seconds)
+    seq: int = 0  # sadb_msg_seq of the message that created it
+    used: float = 0.0  # first use, 0 if never used
+    nbytes: int = 0
+    allocations: int = 0
+    epoch: int = 0  # bumped when its lifetimes change (stale expiry timers compare it)
+    soft_expired: bool = False
+
+    @property
+    def key(self) -> SaKey:
+        return (self.satype, self.dst, self.spi)
+
+    @property
+    def source(self) -> SockAddr:
+        return _address(self.src_ext).addr
+
+    @property
+    def destination(self) -> SockAddr:
+        return _address(self.dst_ext).addr
+
+    @property
+    def keys(self) -> tuple[Key | None, Key | None]:
+        """The (authentication, encryption) keys as extensions, where the SA has them."""
+        auth = Key(8, self.auth_bits, self.auth_key) if self.auth_bits else None
+        encrypt = Key(9, self.encrypt_bits, self.encrypt_key) if self.encrypt_bits else None
+        return auth, encrypt
+
+    def extensions(self) -> tuple[Extension, ...]:
+        """The kept extensions (proxy, identities, sensitivity, NAT-T, context), decoded."""
+        found: list[Extension] = []
+        start = 0
+        while start < len(self.extra):
+            words, exttype = EXT_HEADER.unpack_from(self.extra, start)
+            end = start + words * 8
+            found.append(SPECS[exttype][2](self.extra, start, end, exttype))
+            start = end
+        return tuple(found)
+
+    def __repr__(self) -> str:
+        state = SaState(self.state).name if self.state in SaState._value2member_map_ else "?"
+        return (
+            f"SecurityAssociation(satype={self.satype}, spi={self.spi:#010x}, "
+            f"src={self.source}, dst={self.destination}, state={state}, "
+            f"auth={self.auth}, encrypt={self.encrypt}, keys=<hidden>)"
+        )
+
+
+def _address(raw: bytes) -> Address:
+    exttype = EXT_HEADER.unpack_from(raw)[1]
+    decoded = SPECS[exttype][2](raw, 0, len(raw), exttype)
+    assert isinstance(decoded, Address)
+    return decoded
+
+
+def sa_key(satype: int, dst: AddressLike, spi: int) -> SaKey:
+    """The database key of an SA given its destination in any form."""
+    packed = dst.addr if isinstance(dst, SockAddr) else to_packed(dst)
+    return (int(satype), packed, int(spi))
+
+
+class SADatabase:
+    """The SAs by (satype, destination, SPI); ``len()``, ``in``, iteration, O(1) lookup."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[SaKey, SecurityAssociation] = {}
+
+    def __len__(self) -> int:
+        return len(self.by_key)
+
+    def __iter__(self) -> Iterator[SecurityAssociation]:
+        return iter(list(self.by_key.values()))
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 3:
+            return False
+        return self.get(*key) is not None
+
+    def __getitem__(self, key: tuple[int, AddressLike, int]) -> SecurityAssociation:
+        found = self.get(*key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def get(self, satype: int, dst: AddressLike, spi: int) -> SecurityAssociation | None:
+        """The SA of ``satype`` to ``dst`` with ``spi``, or None."""
+        return self.by_key.get(sa_key(satype, dst, spi))
+
+    def snapshot(self) -> list[tuple[object, ...]]:
+        """Every SA's full state as plain values, in order, for comparing databases.
+
+        The tuples hold key material: compare them, never print or log them."""
+        fields = SecurityAssociation.__slots__
+        return [tuple(getattr(sa, f) for f in fields) for sa in self.by_key.values()]
