@@ -33,9 +33,11 @@ def cases(data: bytes) -> list[tuple[str, Callable[[], object], Callable[[], obj
     aesgcm, chacha = AESGCM(KEY[:16]), ChaCha20Poly1305(KEY)
     aes = algorithms.AES(KEY[:16])
 
+    blocks = data[: len(data) - len(data) % 16]  # CBC takes whole blocks: 1400 -> 1392 B
+
     def direct_cbc() -> bytes:
         encryptor = Cipher(aes, modes.CBC(iv16)).encryptor()
-        return encryptor.update(data) + encryptor.finalize()
+        return encryptor.update(blocks) + encryptor.finalize()
 
     return [
         (
@@ -53,7 +55,7 @@ def cases(data: bytes) -> list[tuple[str, Callable[[], object], Callable[[], obj
             lambda: chachapoly.encrypt(nonce, data, aad),
             lambda: chacha.encrypt(nonce, data, aad),
         ),
-        ("cbc(aes)", lambda: cbc.encrypt(iv16, data), direct_cbc),
+        ("cbc(aes)", lambda: cbc.encrypt(iv16, blocks), direct_cbc),
     ]
 
 

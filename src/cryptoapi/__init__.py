@@ -59,7 +59,6 @@ _LAZY = {
     "cryptoapi.registry.registry": ("Registry", "default_registry"),
     "cryptoapi.transforms.shash": ("HashDesc", "Shash", "unkeyed_shash"),
     "cryptoapi.transforms.aead": ("Aead",),
-
     "cryptoapi.transforms.base": ("NeedFallback",),
     "cryptoapi.transforms.cipher": ("Cipher",),
     "cryptoapi.transforms.kdf": ("Kdf",),

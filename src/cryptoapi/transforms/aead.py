@@ -23,12 +23,13 @@ class AeadCore(Protocol):
 class Aead(KeyedTransform):
     """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``)."""
 
-    __slots__ = ("authsize",)
+    __slots__ = ("_ivmax", "_ivmin", "authsize")
 
     def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
         super().__init__(alg, fallback)
         self.authsize = alg.maxauthsize
         self._primary.setauthsize(self.authsize)
+        self._ivmin, self._ivmax = alg.ivsizes or (alg.ivsize, alg.ivsize)
 
     @property
     def ivsize(self) -> int:
@@ -53,9 +54,15 @@ class Aead(KeyedTransform):
     def _configure(self, core: Any) -> None:
         core.setauthsize(self.authsize)
 
+    # The per-message methods keep the common case (bytes in, the IV in range) to a few
+    # comparisons: at IPsec packet sizes the checks would otherwise cost as much as OpenSSL.
+
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || tag."""
-        iv, plaintext, assoc = self._check(iv, plaintext, assoc)
+        if not (type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes):
+            iv, plaintext, assoc = self._normalize(iv, plaintext, assoc)
+        if not self._ivmin <= len(iv) <= self._ivmax:
+            self._bad_iv(iv)
         try:
             return self._core.encrypt(iv, plaintext, assoc)  # type: ignore[no-any-return]
         except NeedFallback:
@@ -63,7 +70,10 @@ class Aead(KeyedTransform):
 
     def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
         """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
-        iv, data, assoc = self._check(iv, data, assoc)
+        if not (type(iv) is bytes and type(data) is bytes and type(assoc) is bytes):
+            iv, data, assoc = self._normalize(iv, data, assoc)
+        if not self._ivmin <= len(iv) <= self._ivmax:
+            self._bad_iv(iv)
         if len(data) < self.authsize:
             raise BadMessage(
                 f"{self.alg_name}: {len(data)} bytes cannot hold a {self.authsize}-byte tag"
@@ -73,12 +83,13 @@ class Aead(KeyedTransform):
         except NeedFallback:
             return self._serve_by_backup("decrypt", iv, data, assoc)  # type: ignore[no-any-return]
 
-    def _check(self, iv: Buffer, data: Buffer, assoc: Buffer) -> tuple[bytes, Buffer, Buffer]:
-        iv = check_buffer(iv, "iv")
-        data = check_buffer(data, "data")
-        assoc = check_buffer(assoc, "assoc")
-        low, high = self._alg.ivsizes or (self._alg.ivsize, self._alg.ivsize)
-        if not low <= len(iv) <= high:
-            expected = f"{low}" if low == high else f"{low} to {high}"
-            raise InvalidArgument(f"{self.alg_name}: the IV is {expected} bytes, got {len(iv)}")
-        return bytes(iv), data, assoc
+    @staticmethod
+    def _normalize(iv: Buffer, data: Buffer, assoc: Buffer) -> tuple[bytes, Buffer, Buffer]:
+        """The slow path: other buffer types checked (str refused) and viewed as bytes."""
+        data, assoc = check_buffer(data, "data"), check_buffer(assoc, "assoc")
+        return bytes(check_buffer(iv, "iv")), data, assoc
+
+    def _bad_iv(self, iv: bytes) -> None:
+        low, high = self._ivmin, self._ivmax
+        expected = f"{low}" if low == high else f"{low} to {high}"
+        raise InvalidArgument(f"{self.alg_name}: the IV is {expected} bytes, got {len(iv)}")

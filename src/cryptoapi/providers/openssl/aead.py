@@ -39,8 +39,9 @@ class AesGcm:
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         if len(iv) not in GCM_IV_RANGE:
             raise NeedFallback
-        sealed = self._aead.encrypt(iv, plaintext, assoc)
-        return sealed if self._authsize == GCM_TAG else sealed[: self._authsize - GCM_TAG]
+        if self._authsize == GCM_TAG:
+            return self._aead.encrypt(iv, plaintext, assoc)
+        return self._aead.encrypt(iv, plaintext, assoc)[: self._authsize - GCM_TAG]
 
     def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes:
         if len(iv) not in GCM_IV_RANGE:
