@@ -15,6 +15,7 @@ from typing import Any
 from cryptoapi.alg import Algorithm, AlgType, InnerLookup, instance
 from cryptoapi.errors import InvalidArgument
 from cryptoapi.names import parse
+from cryptoapi.transforms.shash import ShashCore
 
 COUNTER_BITS = (8, 16, 24, 32)
 MAX_BLOCKS_NO_COUNTER = 2**32 - 1
@@ -27,6 +28,22 @@ BEFORE_ITER, AFTER_ITER, AFTER_FIXED = "before_iter", "after_iter", "after_fixed
 ITERATION_LOCATIONS = (BEFORE_ITER, AFTER_ITER, AFTER_FIXED)
 
 _COUNTER_DETAILS = ("counter_bits", "counter_location", "split")
+
+
+class PrfKdf:
+    """What every KDF core here starts from: a PRF core keyed once by ``setkey`` (so each
+    derivation only runs the PRF), its output length h, and the instance name for errors."""
+
+    __slots__ = ("_h", "_name", "_prf")
+
+    def __init__(self, name: str, prf: Algorithm) -> None:
+        self._name = name
+        self._prf: ShashCore = prf.create()
+        self._h = prf.digestsize
+
+    def setkey(self, key: bytes, /, **options: Any) -> None:
+        reject_unknown(self._name, options)
+        self._prf.setkey(key)
 
 
 @dataclass(frozen=True, slots=True)

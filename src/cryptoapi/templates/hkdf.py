@@ -14,21 +14,15 @@ from typing import Any
 from cryptoapi.alg import Algorithm, InnerLookup, Template
 from cryptoapi.errors import InvalidArgument
 from cryptoapi.names import parse
-from cryptoapi.templates._kdf108 import kdf_instance, reject_unknown
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.templates._kdf108 import PrfKdf, kdf_instance, reject_unknown
 
 MAX_BLOCKS = 255
 
 
-class Hkdf:
+class Hkdf(PrfKdf):
     """The core of ``hkdf(hmac(H))``: the HMAC keyed with PRK after ``setkey``."""
 
-    __slots__ = ("_h", "_name", "_prf")
-
-    def __init__(self, name: str, prf: Algorithm) -> None:
-        self._name = name
-        self._prf: ShashCore = prf.create()
-        self._h = prf.digestsize
+    __slots__ = ()
 
     def setkey(self, ikm: bytes, /, **options: Any) -> None:
         """Extract (§2.2): PRK = HMAC(salt or HashLen zeros, IKM); then key HMAC with PRK."""

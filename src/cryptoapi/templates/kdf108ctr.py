@@ -26,6 +26,7 @@ from cryptoapi.templates._kdf108 import (
     BEFORE,
     COUNTER_MODE_LOCATIONS,
     Counter,
+    PrfKdf,
     block_count,
     buffer_option,
     encode_length,
@@ -33,7 +34,6 @@ from cryptoapi.templates._kdf108 import (
     parse_counter,
     reject_unknown,
 )
-from cryptoapi.transforms.shash import ShashCore
 
 DEFAULT = Counter(32, BEFORE)
 _FIRST = DEFAULT.encodings(1)[0]
@@ -47,20 +47,14 @@ def fixed_input(label: Buffer, context: Buffer, length_bits: int) -> bytes:
     return label + b"\x00" + context + encode_length(length_bits)
 
 
-class CounterModeKdf:
+class CounterModeKdf(PrfKdf):
     """The core of ``kdf108ctr(PRF)``: a keyed PRF core and the counter-mode loop."""
 
-    __slots__ = ("_blocksize", "_h", "_name", "_prf")
+    __slots__ = ("_blocksize",)
 
     def __init__(self, name: str, prf: Algorithm) -> None:
-        self._name = name
-        self._prf: ShashCore = prf.create()
-        self._h = prf.digestsize
+        super().__init__(name, prf)
         self._blocksize = prf.blocksize
-
-    def setkey(self, key: bytes, /, **options: Any) -> None:
-        reject_unknown(self._name, options)
-        self._prf.setkey(key)
 
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
         if not options and length <= self._h:  # the common case: one block, [1]_32 first

@@ -19,30 +19,21 @@ from cryptoapi.templates._kdf108 import (
     AFTER_ITER,
     ITERATION_LOCATIONS,
     Counter,
+    PrfKdf,
     block_count,
     kdf_instance,
     parse_counter,
     reject_unknown,
 )
-from cryptoapi.transforms.shash import ShashCore
 
 DEFAULT = Counter(32, AFTER_ITER)
 OPTIONS = ("counter", "counter_bits", "counter_location")
 
 
-class DoublePipelineKdf:
+class DoublePipelineKdf(PrfKdf):
     """The core of ``kdf108dp(PRF)``: the A pipeline chains, the K pipeline outputs."""
 
-    __slots__ = ("_h", "_name", "_prf")
-
-    def __init__(self, name: str, prf: Algorithm) -> None:
-        self._name = name
-        self._prf: ShashCore = prf.create()
-        self._h = prf.digestsize
-
-    def setkey(self, key: bytes, /, **options: Any) -> None:
-        reject_unknown(self._name, options)
-        self._prf.setkey(key)
+    __slots__ = ()
 
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
         counter = DEFAULT

@@ -19,31 +19,22 @@ from cryptoapi.templates._kdf108 import (
     AFTER_ITER,
     ITERATION_LOCATIONS,
     Counter,
+    PrfKdf,
     block_count,
     buffer_option,
     kdf_instance,
     parse_counter,
     reject_unknown,
 )
-from cryptoapi.transforms.shash import ShashCore
 
 DEFAULT = Counter(32, AFTER_ITER)
 OPTIONS = ("iv", "counter", "counter_bits", "counter_location")
 
 
-class FeedbackModeKdf:
+class FeedbackModeKdf(PrfKdf):
     """The core of ``kdf108fb(PRF)``: each block feeds the next."""
 
-    __slots__ = ("_h", "_name", "_prf")
-
-    def __init__(self, name: str, prf: Algorithm) -> None:
-        self._name = name
-        self._prf: ShashCore = prf.create()
-        self._h = prf.digestsize
-
-    def setkey(self, key: bytes, /, **options: Any) -> None:
-        reject_unknown(self._name, options)
-        self._prf.setkey(key)
+    __slots__ = ()
 
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
         block = buffer_option(self._name, "iv", options.pop("iv", b""))
