@@ -3,7 +3,7 @@
 import argparse
 from collections.abc import Sequence
 
-from cryptoapi.cli import boot, fuzz, kdf, listing, selftest
+from cryptoapi.cli import boot, fuzz, kdf, keyd, listing, selftest, setkey
 from cryptoapi.errors import CryptoError
 
 
@@ -15,6 +15,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     boot.add_parser(commands)
     fuzz.add_parser(commands)
     kdf.add_parser(commands)
+    keyd.add_parser(commands)
+    setkey.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

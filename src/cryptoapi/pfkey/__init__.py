@@ -13,6 +13,7 @@ The key manager keeps SAs whose algorithms come from the crypto API's registry::
 """
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
+from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.constants import (
     AuthAlg,
     EncryptAlg,
@@ -27,6 +28,7 @@ from cryptoapi.pfkey.constants import (
     SaState,
     SaType,
 )
+from cryptoapi.pfkey.daemon import KeyDaemon
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.extensions import (
     Address,
@@ -43,6 +45,7 @@ from cryptoapi.pfkey.policy import IpsecRequest, Policy
 from cryptoapi.pfkey.proposal import AlgDesc, Comb, Proposal, Supported
 from cryptoapi.pfkey.sad import SADatabase, SecurityAssociation
 from cryptoapi.pfkey.sockaddr import SockAddr
+from cryptoapi.pfkey.spd import SecurityPolicy
 from cryptoapi.pfkey.x_extensions import (
     Filter,
     KmAddress,
@@ -71,6 +74,7 @@ __all__ = [
     "IpsecMode",
     "IpsecRequest",
     "Key",
+    "KeyDaemon",
     "KeyManager",
     "KmAddress",
     "KmPrivate",
@@ -79,6 +83,7 @@ __all__ = [
     "MsgType",
     "NatTPort",
     "NatTType",
+    "PfkeyClient",
     "PfkeyError",
     "Policy",
     "PolicyType",
@@ -91,6 +96,7 @@ __all__ = [
     "SaType",
     "SecCtx",
     "SecurityAssociation",
+    "SecurityPolicy",
     "Sensitivity",
     "SockAddr",
     "SpiRange",

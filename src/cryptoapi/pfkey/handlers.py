@@ -206,6 +206,7 @@ def dump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
 
 
 def unsupported(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
-    """Messages only the kernel sends (EXPIRE) or not handled here (the SPD, PROMISC,
-    MIGRATE): EOPNOTSUPP, as Linux answers the ones it does not handle."""
+    """Messages only the kernel sends (EXPIRE) or not handled here (PROMISC, MIGRATE,
+    SPDACQUIRE, SPDSETIDX, SPDEXPIRE): EOPNOTSUPP, as Linux answers the ones it does not
+    handle. The SPD messages are in :mod:`~cryptoapi.pfkey.spd_handlers`."""
     raise PfkeyError(errno.EOPNOTSUPP, f"message type {scan.type} is not supported")

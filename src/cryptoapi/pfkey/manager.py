@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import cryptoapi
 from cryptoapi import Registry
-from cryptoapi.pfkey import handlers, listeners, replies
+from cryptoapi.pfkey import handlers, listeners, replies, spd_handlers
 from cryptoapi.pfkey.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.expiry import HARD, LARVAL, SOFT, Timers, over
@@ -34,6 +34,7 @@ from cryptoapi.pfkey.message import Buffer, Message, Scan, scan
 from cryptoapi.pfkey.probe import AlgorithmProbe
 from cryptoapi.pfkey.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
 from cryptoapi.pfkey.sockaddr import SockAddr
+from cryptoapi.pfkey.spd import SPDatabase
 
 Handler = Callable[["KeyManager", Scan, float], list[bytes]]
 
@@ -47,6 +48,7 @@ HANDLERS: dict[int, Handler] = {
     MsgType.REGISTER: listeners.register,
     MsgType.FLUSH: handlers.flush,
     MsgType.DUMP: handlers.dump,
+    **spd_handlers.HANDLERS,
 }
 
 LARVAL_TIMEOUT = 30.0
@@ -69,6 +71,8 @@ class KeyManager:
         self.registry = cryptoapi.default_registry() if registry is None else registry
         self.probe = AlgorithmProbe(self.registry, reprobe=reprobe)
         self.sad = SADatabase()
+        self.spd = SPDatabase()
+        """The security policies (SPDADD ... SPDDUMP): kept and dumped, no packet path."""
         self.timers = Timers()
         self.clock = clock
         self.rng: random.Random = random.SystemRandom() if rng is None else rng
@@ -143,6 +147,7 @@ class KeyManager:
         return {
             "alg_probes": self.probe.probes,
             "sas": len(self.sad),
+            "policies": len(self.spd),
             "larval": larval,
             "messages": self._messages,
             "errors": self._errors,

@@ -1,0 +1,84 @@
+"""``cryptoapi keyd``: run the PF_KEY v2 key daemon on a Unix socket.
+
+    cryptoapi keyd --socket /run/cryptoapi/keyd.sock [--state /var/lib/cryptoapi/keys.db]
+
+The socket (mode 0600) speaks PF_KEY v2, one message per datagram; only the daemon's owner
+may connect. With ``--state`` the SAs and policies are kept in an SQLite file (mode 0600)
+and every acknowledged change is committed first, so they survive a crash or ``kill -9``;
+``--sync normal`` trades power-loss durability for speed (see
+:mod:`cryptoapi.pfkey.store`). SIGTERM or SIGINT stops the daemon and removes the socket.
+"""
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from cryptoapi.errors import CryptoError
+from cryptoapi.pfkey.daemon import KeyDaemon, serve
+from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.registry.registry import Registry
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options (shared by ``cryptoapi keyd`` and ``python -m``)."""
+    parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
+    parser.add_argument("--state", help="SQLite file keeping SAs and policies across restarts")
+    parser.add_argument(
+        "--sync",
+        choices=("full", "normal"),
+        default="full",
+        help="commit durability: full survives power loss, normal only a crash (default full)",
+    )
+    parser.add_argument("--selftests", help="self-test mode (off, lazy, eager, full)")
+    parser.set_defaults(run=run)
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "keyd",
+        help="run the PF_KEY v2 key daemon on a Unix socket",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("keyd: %(message)s"))
+    logger = logging.getLogger("cryptoapi.pfkey")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    km = KeyManager(Registry(args.selftests) if args.selftests else None)
+
+    def ready(daemon: KeyDaemon, loaded: tuple[int, int]) -> None:
+        restored = f"; {loaded[0]} SAs and {loaded[1]} policies from {args.state}"
+        print(
+            f"keyd: listening on {daemon.path} (pid {os.getpid()})"
+            + (restored if args.state else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        return serve(args.socket, km=km, state=args.state, synchronous=args.sync, ready=ready)
+    finally:
+        logger.removeHandler(handler)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m cryptoapi.cli.keyd``: the command on its own."""
+    parser = argparse.ArgumentParser(prog="cryptoapi keyd", description=__doc__)
+    arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except CryptoError as error:
+        parser.exit(1, f"cryptoapi keyd: {error} (errno {error.errno})\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""Running setkey statements against a key manager, in-process or through the key daemon.
+
+Each statement's messages are sent in order and its replies collected in an
+:class:`Outcome`: the successful replies (decoded) and the refusals (errno and text). A
+refusal does not stop the run (setkey goes on with the next statement too); the caller
+decides the exit status. DUMP and SPDDUMP of an empty database are not errors (ENOENT means
+"none"). ``deleteall`` dumps the SA type and deletes every SA between its two addresses.
+"""
+
+import dataclasses
+import errno
+import itertools
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cryptoapi.pfkey.client import PfkeyClient
+from cryptoapi.pfkey.constants import ExtType, MsgType
+from cryptoapi.pfkey.extensions import Address, Sa
+from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.message import Message, decode
+from cryptoapi.pfkey.setkey.parser import Statement
+
+NOTIFICATIONS = frozenset((int(MsgType.EXPIRE), int(MsgType.ACQUIRE)))
+LISTINGS = frozenset((int(MsgType.DUMP), int(MsgType.X_SPDDUMP)))
+
+
+class Transport(Protocol):
+    """Where statements go: ``request`` sends one message and returns its replies."""
+
+    def request(self, message: Message) -> list[bytes]: ...
+
+
+class LocalTransport:
+    """An in-process key manager (``cryptoapi setkey`` without ``--socket``: a dry run)."""
+
+    def __init__(self, km: KeyManager) -> None:
+        self.km = km
+        self._seq = itertools.count(1)
+
+    def request(self, message: Message) -> list[bytes]:
+        data = dataclasses.replace(message, seq=next(self._seq), pid=os.getpid()).encode()
+        return [r for r in self.km.handle(data) if r[1] not in NOTIFICATIONS or r[2]]
+
+
+class DaemonTransport:
+    """The key daemon, through a connected :class:`PfkeyClient`."""
+
+    def __init__(self, client: PfkeyClient) -> None:
+        self.client = client
+
+    def request(self, message: Message) -> list[bytes]:
+        return self.client.request(message)
+
+
+@dataclass
+class Outcome:
+    """What one statement did: successful replies, and refusals as (errno, description)."""
+
+    statement: Statement
+    replies: list[Message] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def describe_errors(self) -> list[str]:
+        """``file:line:col: command: reason (errno N)`` per refusal."""
+        s = self.statement
+        return [f"{s.where}: {s.command}: {text} (errno {code})" for code, text in self.errors]
+
+
+def _send(transport: Transport, message: Message, outcome: Outcome) -> list[Message]:
+    found = []
+    for data in transport.request(message):
+        reply = decode(data)
+        if reply.errno:
+            if not (reply.errno == errno.ENOENT and reply.type in LISTINGS):
+                outcome.errors.append((reply.errno, os.strerror(reply.errno)))
+        else:
+            found.append(reply)
+    return found
+
+
+def apply(statements: Iterable[Statement], transport: Transport) -> list[Outcome]:
+    """Run every statement in order; one Outcome each."""
+    outcomes = []
+    for statement in statements:
+        outcome = Outcome(statement)
+        for message in statement.messages:
+            replies = _send(transport, message, outcome)
+            if statement.match is None:
+                outcome.replies += replies
+            else:
+                for sa in _matching(replies, statement.match):
+                    outcome.replies += _send(transport, sa, outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _matching(dumped: list[Message], match: tuple[int, bytes, bytes]) -> list[Message]:
+    """DELETE messages for the dumped SAs between the two addresses (deleteall)."""
+    satype, src, dst = match
+    found = []
+    for reply in dumped:
+        sa = reply.get(ExtType.SA, Sa)
+        source = reply.get(ExtType.ADDRESS_SRC, Address)
+        destination = reply.get(ExtType.ADDRESS_DST, Address)
+        if sa is None or source is None or destination is None:
+            continue
+        if (source.addr.addr, destination.addr.addr) != (src, dst):
+            continue
+        if satype and reply.satype != satype:
+            continue
+        exts = (Sa(sa.spi), source, destination)
+        found.append(Message(MsgType.DELETE, reply.satype, 0, 0, 0, exts))
+    return found

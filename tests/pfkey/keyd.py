@@ -1,0 +1,91 @@
+"""Helpers for the key daemon tests: short socket paths, a daemon in a thread or in a
+subprocess, and waits that are always bounded."""
+
+import contextlib
+import inspect
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import cryptoapi.cli
+from cryptoapi.pfkey import KeyManager
+from cryptoapi.pfkey.client import PfkeyClient
+from cryptoapi.pfkey.daemon import KeyDaemon
+from cryptoapi.pfkey.errors import PfkeyError
+
+WAIT = 20.0
+"""The longest any test waits for anything (start, reply, exit)."""
+
+
+@contextlib.contextmanager
+def short_dir():
+    """A private directory under /tmp (AF_UNIX paths must stay under 108 bytes)."""
+    where = tempfile.mkdtemp(prefix="kd", dir="/tmp")
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def daemon_thread(km: KeyManager, path: str, store=None):
+    """A KeyDaemon serving in a thread; stopped (and checked stopped) on exit."""
+    daemon = KeyDaemon(km, path, store=store)
+    thread = threading.Thread(target=daemon.serve_forever, name="keyd", daemon=True)
+    thread.start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+        thread.join(WAIT)
+        assert not thread.is_alive(), "the daemon thread did not stop"
+
+
+def keyd_command() -> list[str]:
+    """``python -m cryptoapi keyd`` once the command is registered; until then the module."""
+    if "keyd.add_parser" in inspect.getsource(cryptoapi.cli):
+        return [sys.executable, "-m", "cryptoapi", "keyd"]
+    return [sys.executable, "-m", "cryptoapi.cli.keyd"]
+
+
+def start_keyd(path: str, *extra: str) -> subprocess.Popen[bytes]:
+    """A key daemon subprocess, returned once its socket accepts connections."""
+    env = dict(os.environ, CRYPTOAPI_SELFTESTS="off")
+    process = subprocess.Popen(
+        [*keyd_command(), "--socket", path, *extra],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            PfkeyClient(path, timeout=1).close()
+            return process
+        except PfkeyError:
+            if process.poll() is not None:
+                raise AssertionError(f"keyd exited: {process.stderr.read().decode()}") from None
+            if time.monotonic() > deadline:
+                stop(process)
+                raise AssertionError("keyd did not start in time") from None
+            time.sleep(0.02)
+
+
+def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> int:
+    """Signal the daemon and wait (bounded) for it to exit; its exit status."""
+    if process.poll() is None:
+        process.send_signal(sig)
+    try:
+        return process.wait(WAIT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(WAIT)
+        raise AssertionError("keyd did not exit in time") from None
+    finally:
+        if process.stderr is not None:
+            process.stderr.close()
