@@ -26,7 +26,6 @@ durability against power loss costs. Each line gives the cost per add and its ra
 """
 
 import contextlib
-import inspect
 import os
 import shutil
 import subprocess
@@ -190,10 +189,8 @@ def main() -> None:
 
 
 def keyd_command() -> list[str]:
-    """How to start the daemon: ``cryptoapi keyd`` once the command is registered."""
-    if "keyd.add_parser" in inspect.getsource(cryptoapi.cli):
-        return [sys.executable, "-m", "cryptoapi", "keyd"]
-    return [sys.executable, "-m", "cryptoapi.cli.keyd"]
+    """How to start the daemon: ``python -m cryptoapi keyd``."""
+    return [sys.executable, "-m", "cryptoapi", "keyd"]
 
 
 @contextlib.contextmanager

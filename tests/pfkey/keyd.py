@@ -2,7 +2,6 @@
 subprocess, and waits that are always bounded."""
 
 import contextlib
-import inspect
 import os
 import shutil
 import signal
@@ -12,7 +11,6 @@ import tempfile
 import threading
 import time
 
-import cryptoapi.cli
 from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.daemon import KeyDaemon
@@ -47,10 +45,8 @@ def daemon_thread(km: KeyManager, path: str, store=None):
 
 
 def keyd_command() -> list[str]:
-    """``python -m cryptoapi keyd`` once the command is registered; until then the module."""
-    if "keyd.add_parser" in inspect.getsource(cryptoapi.cli):
-        return [sys.executable, "-m", "cryptoapi", "keyd"]
-    return [sys.executable, "-m", "cryptoapi.cli.keyd"]
+    """``python -m cryptoapi keyd``."""
+    return [sys.executable, "-m", "cryptoapi", "keyd"]
 
 
 def start_keyd(path: str, *extra: str) -> subprocess.Popen[bytes]:

@@ -13,10 +13,8 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from cryptoapi.errors import CryptoError
 from cryptoapi.pfkey.daemon import KeyDaemon, serve
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.registry.registry import Registry
@@ -67,18 +65,3 @@ def run(args: argparse.Namespace) -> int:
         return serve(args.socket, km=km, state=args.state, synchronous=args.sync, ready=ready)
     finally:
         logger.removeHandler(handler)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cryptoapi.cli.keyd``: the command on its own."""
-    parser = argparse.ArgumentParser(prog="cryptoapi keyd", description=__doc__)
-    arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except CryptoError as error:
-        parser.exit(1, f"cryptoapi keyd: {error} (errno {error.errno})\n")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -17,10 +17,10 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
-from cryptoapi.errors import CryptoError, InvalidArgument
+from cryptoapi.errors import InvalidArgument
 from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.constants import MsgType
 from cryptoapi.pfkey.manager import KeyManager
@@ -166,18 +166,3 @@ def _json(
         out["sas"] = [entry(m) for m in listed if m.type == MsgType.DUMP]
         out["policies"] = [entry(m) for m in listed if m.type == MsgType.X_SPDDUMP]
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cryptoapi.cli.setkey``: the command on its own."""
-    parser = argparse.ArgumentParser(prog="cryptoapi setkey", description=__doc__)
-    arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except CryptoError as error:
-        parser.exit(1, f"cryptoapi setkey: {error} (errno {error.errno})\n")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
