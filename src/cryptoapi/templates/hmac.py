@@ -40,13 +40,15 @@ class HmacState:
 
 
 class Hmac:
-    """The HMAC core over an inner hash core; keyed by :meth:`setkey`."""
+    """The HMAC core over an inner hash core; keyed by :meth:`setkey` (the transform never
+    lets ``init`` or ``digest`` run before it)."""
+
+    _ipad: HashState  # the inner hash after (K0 ^ ipad), set by setkey
+    _opad: HashState  # the outer hash after (K0 ^ opad)
 
     def __init__(self, hash_core: ShashCore, blocksize: int) -> None:
         self._hash = hash_core
         self._blocksize = blocksize
-        self._ipad: HashState | None = None
-        self._opad: HashState | None = None
 
     def setkey(self, key: bytes, /) -> None:
         if len(key) > self._blocksize:
@@ -59,13 +61,12 @@ class Hmac:
         self._ipad, self._opad = ipad, opad
 
     def init(self) -> HmacState:
-        assert self._ipad is not None and self._opad is not None
         return HmacState(self._ipad.copy(), self._opad)
 
     def digest(self, data: Buffer, /) -> bytes:
-        inner = self._ipad.copy()  # type: ignore[union-attr]  # the transform keys first
+        inner = self._ipad.copy()
         inner.update(data)
-        outer = self._opad.copy()  # type: ignore[union-attr]
+        outer = self._opad.copy()
         outer.update(inner.digest())
         return outer.digest()
 
