@@ -9,6 +9,7 @@ Hot path: a resolved lookup is cached per name and type, so a repeated ``alloc_*
 dict read. Every change to the registry clears that cache under the lock.
 """
 
+import bisect
 import contextlib
 import importlib
 import itertools
@@ -125,11 +126,14 @@ class Registry:
                 self._remove(self._drivers.pop(gone))
             self._changed()
 
-    def _register_all(self, algs: Iterable[Algorithm], *, include_manifest: bool) -> None:
+    def _register_all(
+        self, algs: Iterable[Algorithm], *, include_manifest: bool, validate: bool = True
+    ) -> None:
         """Check every record first, so a rejected batch changes nothing; then insert."""
         algs = tuple(algs)
-        for alg in algs:
-            _validate(alg)
+        if validate:
+            for alg in algs:
+                _validate(alg)
         with self._cond:
             for alg in algs:
                 self._check_collision(alg, include_manifest=include_manifest)
@@ -155,7 +159,9 @@ class Registry:
         if ranked is None:
             self._names[alg.name] = [entry]
         else:  # a new list, so lock-free readers never see one half-sorted
-            self._names[alg.name] = sorted([*ranked, entry], key=_rank)
+            ranked = [*ranked]
+            bisect.insort(ranked, entry, key=_rank)
+            self._names[alg.name] = ranked
         if not alg.inner:
             self._built.clear()  # a new inner algorithm may make instances better
         if self._trace:
@@ -314,7 +320,10 @@ class Registry:
             if missing.name and missing.name.startswith("cryptoapi"):
                 raise
             algorithms = ()  # an optional dependency is absent: the provider offers nothing
-        self._register_all(algorithms, include_manifest=False)
+        # A provider's records are module constants: validated once per process.
+        fresh = module not in _VALIDATED_PROVIDERS
+        self._register_all(algorithms, include_manifest=False, validate=fresh)
+        _VALIDATED_PROVIDERS.add(module)
         self._loaded.add(module)
 
     def _build(self, name: str) -> None:
@@ -431,6 +440,9 @@ class Registry:
             if entry.alg.driver != alg.driver and self._usable(entry):
                 return entry.alg.create()
         raise AlgorithmNotFound(f"no implementation of {alg.name} besides {alg.driver}")
+
+
+_VALIDATED_PROVIDERS: set[str] = set()
 
 
 def _rank(entry: _Entry) -> tuple[int, bool, int]:
