@@ -20,8 +20,13 @@ from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.registry.registry import Registry
 
 
-def arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's options (shared by ``cryptoapi keyd`` and ``python -m``)."""
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "keyd",
+        help="run the PF_KEY v2 key daemon on a Unix socket",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
     parser.add_argument("--state", help="SQLite file keeping SAs and policies across restarts")
     parser.add_argument(
@@ -32,16 +37,6 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--selftests", help="self-test mode (off, lazy, eager, full)")
     parser.set_defaults(run=run)
-
-
-def add_parser(commands: Any) -> None:
-    parser: argparse.ArgumentParser = commands.add_parser(
-        "keyd",
-        help="run the PF_KEY v2 key daemon on a Unix socket",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,8 +42,13 @@ SHOWN = frozenset(("get", "getspi", "dump", "spddump"))
 """Statements whose replies are printed."""
 
 
-def arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's options (shared by ``cryptoapi setkey`` and ``python -m``)."""
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "setkey",
+        help="load setkey(8) statements into the key daemon, or check them (dry run)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("-f", dest="file", metavar="FILE", help="read statements from FILE")
     source.add_argument("-c", dest="stdin", action="store_true", help="read them from stdin")
@@ -55,16 +60,6 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per reply")
     parser.set_defaults(run=run)
-
-
-def add_parser(commands: Any) -> None:
-    parser: argparse.ArgumentParser = commands.add_parser(
-        "setkey",
-        help="load setkey(8) statements into the key daemon, or check them (dry run)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    arguments(parser)
 
 
 def _statements(args: argparse.Namespace) -> list[Statement]:
