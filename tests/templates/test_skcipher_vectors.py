@@ -13,6 +13,7 @@ import pytest
 
 from cryptoapi import Registry
 from tests.vectors import Record, drivers_of, load
+from tests.xchacha_draft import DHOLE, XCHACHA_CIPHERTEXTS, XCHACHA_IV, XCHACHA_KEY
 
 registry = Registry(selftests="off")
 
@@ -160,39 +161,18 @@ def test_rfc8439_chacha20(driver):
 
 # --- draft-irtf-cfrg-xchacha-03 §A.3.2 XChaCha20 ---------------------------------------------
 
-XCHACHA_KEY = bytes(range(0x80, 0xA0))
-XCHACHA_NONCE = bytes.fromhex("404142434445464748494a4b4c4d4e4f5051525354555658")
-DHOLE = (
-    b'The dhole (pronounced "dole") is also known as the Asiatic wild dog, red dog, and '
-    b"whistling dog. It is about the size of a German shepherd but looks more like a "
-    b"long-legged fox. This highly elusive and skilled jumper is classified with wolves, "
-    b"coyotes, jackals, and foxes in the taxonomic family Canidae."
-)
-XCHACHA_CIPHERTEXT = bytes.fromhex(
-    "4559abba4e48c16102e8bb2c05e6947f50a786de162f9b0b7e592a9b53d0d4e9"
-    "8d8d6410d540a1a6375b26d80dace4fab52384c731acbf16a5923c0c48d3575d"
-    "4d0d2c673b666faa731061277701093a6bf7a158a8864292a41c48e3a9b4c0da"
-    "ece0f8d98d0d7e05b37a307bbb66333164ec9e1b24ea0d6c3ffddcec4f68e744"
-    "3056193a03c810e11344ca06d8ed8a2bfb1e8d48cfa6bc0eb4e2464b74814240"
-    "7c9f431aee769960e15ba8b96890466ef2457599852385c661f752ce20f9da0c"
-    "09ab6b19df74e76a95967446f8d0fd415e7bee2a12a114c20eb5292ae7a349ae"
-    "577820d5520a1f3fb62a17ce6a7e68fa7c79111d8860920bc048ef43fe84486c"
-    "cb87c25f0ae045f0cce1e7989a9aa220a28bdd4827e751a24a6d5c62d790a663"
-    "93b93111c1a55dd7421a10184974c7c5"
-)
-
 
 @pytest.mark.parametrize("driver", drivers_of("xchacha20"))
 def test_xchacha20_draft(driver):
     """The kernel's IV: the 24-byte nonce || the 64-bit little-endian stream position."""
     tfm = registry.alloc_skcipher(driver)
     tfm.setkey(XCHACHA_KEY)
-    iv = XCHACHA_NONCE + struct.pack("<Q", 0)
-    assert tfm.encrypt(iv, DHOLE) == XCHACHA_CIPHERTEXT
-    assert tfm.decrypt(iv, XCHACHA_CIPHERTEXT) == DHOLE
+    iv = XCHACHA_IV + struct.pack("<Q", 0)
+    assert tfm.encrypt(iv, DHOLE) == XCHACHA_CIPHERTEXTS[0]
+    assert tfm.decrypt(iv, XCHACHA_CIPHERTEXTS[0]) == DHOLE
     # Starting one block later gives the same keystream shifted by one block.
-    later = tfm.encrypt(XCHACHA_NONCE + struct.pack("<Q", 1), bytes(len(DHOLE)))
-    keystream = bytes(a ^ b for a, b in zip(DHOLE, XCHACHA_CIPHERTEXT, strict=True))
+    later = tfm.encrypt(XCHACHA_IV + struct.pack("<Q", 1), bytes(len(DHOLE)))
+    keystream = bytes(a ^ b for a, b in zip(DHOLE, XCHACHA_CIPHERTEXTS[0], strict=True))
     assert later[: len(DHOLE) - 64] == keystream[64:]
 
 
