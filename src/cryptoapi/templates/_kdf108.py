@@ -111,7 +111,25 @@ def block_count(alg: str, length: int, blocksize: int, counter: Counter) -> int:
     return n
 
 
-def parse_counter(
+def counter_from(
+    alg: str,
+    options: dict[str, Any],
+    *,
+    locations: tuple[str, ...],
+    default: Counter,
+    optional: bool,
+    accepted: tuple[str, ...],
+) -> Counter:
+    """The counter layout a derivation's ``options`` ask for (``default`` when there are
+    none); any option outside ``accepted`` is an InvalidArgument naming it."""
+    if not options:
+        return default
+    counter = _take_counter(alg, options, locations=locations, default=default, optional=optional)
+    reject_unknown(alg, options, accepted)
+    return counter
+
+
+def _take_counter(
     alg: str,
     options: dict[str, Any],
     *,

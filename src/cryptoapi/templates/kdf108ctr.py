@@ -29,10 +29,9 @@ from cryptoapi.templates._kdf108 import (
     PrfKdf,
     block_count,
     buffer_option,
+    counter_from,
     encode_length,
     kdf_instance,
-    parse_counter,
-    reject_unknown,
 )
 
 DEFAULT = Counter(32, BEFORE)
@@ -59,13 +58,10 @@ class CounterModeKdf(PrfKdf):
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
         if not options and length <= self._h:  # the common case: one block, [1]_32 first
             return self._prf.digest(_FIRST + fixed)[:length]
-        counter = DEFAULT
-        if options:
-            counter = parse_counter(
-                self._name, options, locations=COUNTER_MODE_LOCATIONS, default=DEFAULT,
-                optional=False,
-            )  # fmt: skip
-            reject_unknown(self._name, options, ("counter_bits", "counter_location", "split"))
+        counter = counter_from(
+            self._name, options, locations=COUNTER_MODE_LOCATIONS, default=DEFAULT, optional=False,
+            accepted=("counter_bits", "counter_location", "split"),
+        )  # fmt: skip
         n = block_count(self._name, length, self._h, counter)
         prf: Callable[[bytes], bytes]
         if counter.location == BEFORE:

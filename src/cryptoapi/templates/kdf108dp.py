@@ -21,9 +21,8 @@ from cryptoapi.templates._kdf108 import (
     Counter,
     PrfKdf,
     block_count,
+    counter_from,
     kdf_instance,
-    parse_counter,
-    reject_unknown,
 )
 
 DEFAULT = Counter(32, AFTER_ITER)
@@ -36,13 +35,10 @@ class DoublePipelineKdf(PrfKdf):
     __slots__ = ()
 
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
-        counter = DEFAULT
-        if options:
-            counter = parse_counter(
-                self._name, options, locations=ITERATION_LOCATIONS, default=DEFAULT,
-                optional=True,
-            )  # fmt: skip
-            reject_unknown(self._name, options, OPTIONS)
+        counter = counter_from(
+            self._name, options, locations=ITERATION_LOCATIONS, default=DEFAULT, optional=True,
+            accepted=OPTIONS,
+        )  # fmt: skip
         n = block_count(self._name, length, self._h, counter)
         digest, message = self._prf.digest, counter.message
         chain = fixed

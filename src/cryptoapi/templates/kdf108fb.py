@@ -22,9 +22,8 @@ from cryptoapi.templates._kdf108 import (
     PrfKdf,
     block_count,
     buffer_option,
+    counter_from,
     kdf_instance,
-    parse_counter,
-    reject_unknown,
 )
 
 DEFAULT = Counter(32, AFTER_ITER)
@@ -38,13 +37,10 @@ class FeedbackModeKdf(PrfKdf):
 
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
         block = buffer_option(self._name, "iv", options.pop("iv", b""))
-        counter = DEFAULT
-        if options:
-            counter = parse_counter(
-                self._name, options, locations=ITERATION_LOCATIONS, default=DEFAULT,
-                optional=True,
-            )  # fmt: skip
-            reject_unknown(self._name, options, OPTIONS)
+        counter = counter_from(
+            self._name, options, locations=ITERATION_LOCATIONS, default=DEFAULT, optional=True,
+            accepted=OPTIONS,
+        )  # fmt: skip
         n = block_count(self._name, length, self._h, counter)
         digest, message = self._prf.digest, counter.message
         blocks = []
