@@ -24,10 +24,7 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     registry = Registry(args.mode)
-    registry.load_all()
-    registry.instantiate_all()
-    for name in args.names:
-        registry.lookup(name)  # builds instances not among the standard ones
+    registry.instantiate_all(args.names)
     infos = registry.run_selftests(args.names)
     elapsed_ms = (time.perf_counter() - started) * 1e3
     if args.json:

@@ -353,10 +353,15 @@ class Registry:
         for module in self._manifest.providers:
             self._ensure_loaded(module)
 
-    def instantiate_all(self) -> None:
-        """Build every standard instance over every implementation of its inner names."""
+    def instantiate_all(self, extra: Iterable[str] = ()) -> None:
+        """Load every provider and build every standard instance over every implementation
+        of its inner names, then look up the ``extra`` names (which may be drivers or
+        compositions of them; AlgorithmNotFound if one does not exist)."""
+        self.load_all()
         for name in self._manifest.instances:
             self._drivers_of(parse(name))
+        for name in extra:
+            self.lookup(name)
 
     def implementations(self, name: str) -> list[str]:
         """Every driver of ``name``, best first; for a template name, the template is first

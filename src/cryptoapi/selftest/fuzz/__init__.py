@@ -54,10 +54,7 @@ def plan(
     registry: Registry, names: list[str], driver: str | None = None
 ) -> list[tuple[Algorithm, Algorithm]]:
     """(implementation, reference) pairs: every driver of every name (all by default)."""
-    registry.load_all()
-    registry.instantiate_all()
-    for name in names:
-        registry.lookup(name)  # builds an instance that is not among the standard ones
+    registry.instantiate_all(names)
     infos = registry.algorithms()
     wanted = set(names)
     pairs = []
