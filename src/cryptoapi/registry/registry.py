@@ -434,8 +434,7 @@ class Registry:
             return Shash(alg)
         if alg.type is AlgType.KDF:
             return Kdf(alg)
-        keyed = {AlgType.CIPHER: Cipher, AlgType.SKCIPHER: Skcipher, AlgType.AEAD: Aead}
-        return keyed[alg.type](alg, partial(self._fallback_core, alg))
+        return _WITH_FALLBACK[alg.type](alg, partial(self._fallback_core, alg))
 
     def _fallback_core(self, alg: Algorithm) -> Any:
         """A core of the next usable implementation of ``alg``'s name, for the parameters
@@ -448,6 +447,11 @@ class Registry:
 
 
 _VALIDATED_PROVIDERS: set[str] = set()
+_WITH_FALLBACK: dict[AlgType, type[Cipher | Skcipher | Aead]] = {
+    AlgType.CIPHER: Cipher,
+    AlgType.SKCIPHER: Skcipher,
+    AlgType.AEAD: Aead,
+}
 
 
 def _rank(entry: _Entry) -> tuple[int, bool, int]:
