@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from cryptoapi import AlgorithmNotFound, BadMessage, InvalidArgument, InvalidKey, Registry
 from cryptoapi.providers.generic.chacha20 import hchacha20
 from cryptoapi.providers.generic.ghash import gf128_mul
-from tests.templates.test_aead_vectors import implementations
+from tests.vectors import drivers_of
 
 registry = Registry(selftests="off")
 
@@ -115,7 +115,7 @@ SPECS = {
         for h, size in DIGESTS.items()
     },
 }  # fmt: skip
-CASES = [(name, driver) for name in SPECS for driver in implementations(name)]
+CASES = [(name, driver) for name in SPECS for driver in drivers_of(name)]
 
 
 def buffers(data: bytes) -> st.SearchStrategy:
@@ -166,7 +166,7 @@ def test_implementations_agree_and_round_trip(name, data):
     plaintext = data.draw(payloads(spec))
     assoc = data.draw(st.binary(max_size=40))
     results = {}
-    for driver in implementations(name):
+    for driver in drivers_of(name):
         tfm = registry.alloc_aead(driver)
         tfm.setkey(data.draw(buffers(key)))
         tfm.setauthsize(authsize)
@@ -302,7 +302,7 @@ def test_str_is_a_type_error(name, driver):
             operation(iv, data, "assoc")
 
 
-@pytest.mark.parametrize("driver", implementations("authenc(hmac(sha256),cbc(aes))"))
+@pytest.mark.parametrize("driver", drivers_of("authenc(hmac(sha256),cbc(aes))"))
 def test_authenc_takes_whole_blocks(driver):
     tfm = registry.alloc_aead(driver)
     tfm.setkey(authenc_key(b"a" * 32, bytes(16)))
@@ -314,7 +314,7 @@ def test_authenc_takes_whole_blocks(driver):
             tfm.decrypt(bytes(16), bytes(size + 16))
 
 
-@pytest.mark.parametrize("driver", implementations("ccm(aes)"))
+@pytest.mark.parametrize("driver", drivers_of("ccm(aes)"))
 def test_ccm_payload_must_fit_its_length_field(driver):
     """A 13-byte nonce leaves q = 2 bytes for the payload length (SP 800-38C §A.1)."""
     tfm = registry.alloc_aead(driver)
@@ -418,7 +418,7 @@ MACS = {
     "poly1305": ((32,), (0, 16, 31, 33), poly1305.Poly1305.generate_tag),
     "ghash": ((16,), (0, 15, 17, 32), ghash_ref),
 }
-MAC_CASES = [(name, driver) for name in MACS for driver in implementations(name)]
+MAC_CASES = [(name, driver) for name in MACS for driver in drivers_of(name)]
 
 
 @pytest.mark.parametrize("name", MACS)
@@ -432,7 +432,7 @@ def test_macs_agree_with_the_reference_in_any_pieces(name, data):
     cuts = sorted(data.draw(st.lists(st.integers(0, len(message)), max_size=4)))
     pieces = [message[a:b] for a, b in zip([0, *cuts], [*cuts, len(message)], strict=True)]
     expected = reference(key, message)
-    for driver in implementations(name):
+    for driver in drivers_of(name):
         tfm = registry.alloc_shash(driver)
         tfm.setkey(key)
         assert tfm.digest(message) == expected, driver
