@@ -116,6 +116,15 @@ def test_unknown_names(reg):
         reg.lookup("hmac(sha256")
 
 
+def test_a_bad_type_is_a_typed_error_naming_the_choices(reg):
+    with pytest.raises(InvalidArgument, match=r"'bogus' is not one of shash, ") as raised:
+        reg.lookup("sha256", "bogus")
+    assert raised.value.errno == 22
+    with pytest.raises(TypeError, match="not int"):
+        reg.lookup("sha256", 5)
+    assert reg.lookup("sha256", "shash").name == "sha256"
+
+
 def test_type_filter(reg):
     reg.register(
         Algorithm(

@@ -203,7 +203,7 @@ class Registry:
         With ``wait`` > 0, a name nothing provides yet is waited for (up to ``wait``
         seconds, then LookupTimeout): any registration wakes the waiter to try again.
         """
-        kind = None if type is None else AlgType(type)
+        kind = None if type is None else _alg_type(type)
         alg = self._resolved[kind].get(name)
         if alg is not None:
             return alg
@@ -246,27 +246,53 @@ class Registry:
         for entry in self._candidates(name, type):
             if self._usable(entry):
                 with self._cond:
-                    if self._drivers.get(entry.alg.driver) is entry:
+                    if self._still_the_answer(entry, name, type):
                         self._resolved[type][name] = entry.alg
                 return entry.alg
         return None
+
+    def _still_the_answer(self, entry: _Entry, name: str, type: AlgType | None) -> bool:
+        """Whether ``entry`` is what a lookup of ``name`` would return now: registered, and
+        every better-ranked candidate failed. Registrations and tests that finished while
+        ``entry`` was being tested may have changed the answer; only a current one is
+        cached (a stale one would outlive the change that made it stale). Lock held."""
+        if self._drivers.get(entry.alg.driver) is not entry:
+            return False
+        for better in self._candidates_locked(name, type):
+            if better is entry:
+                return True
+            if better.selftest is not SelfTest.FAILED:
+                return False
+        return False
 
     def _changed_since(self, generation: int) -> bool:
         return self._generation != generation
 
     def _candidates(self, name: str, type: AlgType | None) -> list[_Entry]:
         with self._cond:
-            exact = self._drivers.get(name)
-            entries = [exact] if exact else list(self._names.get(name, ()))
+            return self._candidates_locked(name, type)
+
+    def _candidates_locked(self, name: str, type: AlgType | None) -> list[_Entry]:
+        exact = self._drivers.get(name)
+        entries = [exact] if exact else self._names.get(name, ())
         return [e for e in entries if type is None or e.alg.type is type]
 
     def _usable(self, entry: _Entry) -> bool:
-        """Test ``entry`` if a test is due (or wait for the one under way); not failed?"""
+        """Whether ``entry``'s own test has run and did not fail (or tests are off): test it
+        if a test is due, or wait for the one under way.
+
+        The test larval belongs to the entry, not to the driver name: a driver unregistered
+        and registered again is a new entry, and a lookup of it must not take the old
+        entry's test (still running, or long finished) for its own. A PENDING entry is
+        never usable, whoever ran or is running which test.
+        """
         if entry.selftest is SelfTest.PENDING:
             self._larvals.run(
-                f"test {entry.alg.driver}", partial(self._test, entry), self.lookup_timeout
+                f"test {entry.alg.driver} #{entry.order}",
+                partial(self._test, entry),
+                self.lookup_timeout,
             )
-        return entry.selftest is not SelfTest.FAILED
+        return entry.selftest in _USABLE
 
     def _test(self, entry: _Entry) -> None:
         if entry.selftest is not SelfTest.PENDING:
@@ -447,6 +473,9 @@ class Registry:
 
 
 _VALIDATED_PROVIDERS: set[str] = set()
+_USABLE = frozenset((SelfTest.PASSED, SelfTest.UNTESTED))
+"""States a lookup may return: passed its own test, or untested because tests are off (or,
+as in the kernel's ``alg_test`` for an algorithm with no test entry, it has no vectors)."""
 _WITH_FALLBACK: dict[AlgType, type[Cipher | Skcipher | Aead]] = {
     AlgType.CIPHER: Cipher,
     AlgType.SKCIPHER: Skcipher,
@@ -459,6 +488,16 @@ def _rank(entry: _Entry) -> tuple[int, bool, int]:
     instance (a dedicated driver beats a composition of parts of the same priority), then
     the earlier registration."""
     return -entry.alg.priority, bool(entry.alg.inner), entry.order
+
+
+def _alg_type(type: AlgType | str) -> AlgType:
+    if not isinstance(type, str):
+        raise TypeError(f"type must be an AlgType or its name, not {type.__class__.__name__}")
+    try:
+        return AlgType(type)
+    except ValueError:
+        choices = ", ".join(kind.value for kind in AlgType)
+        raise InvalidArgument(f"type {type!r} is not one of {choices}") from None
 
 
 def _validate(alg: Algorithm) -> None:
