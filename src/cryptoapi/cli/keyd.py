@@ -5,8 +5,12 @@
 The socket (mode 0600) speaks PF_KEY v2, one message per datagram; only the daemon's owner
 may connect. With ``--state`` the SAs and policies are kept in an SQLite file (mode 0600)
 and every acknowledged change is committed first, so they survive a crash or ``kill -9``;
-``--sync normal`` trades power-loss durability for speed (see
-:mod:`cryptoapi.pfkey.store`). SIGTERM or SIGINT stops the daemon and removes the socket.
+``--sync normal`` trades power-loss durability for speed. The state file is the daemon's
+alone: locked while it runs (a second daemon on it exits 1, naming the first's pid), never
+opened through a symbolic link, and refused unless it is a key database of this user that
+others cannot read, or absent (then it is made); keys of deleted SAs are gone from it and
+its WAL before the deletion is acknowledged (see :mod:`cryptoapi.pfkey.store`). SIGTERM or
+SIGINT stops the daemon and removes the socket.
 """
 
 import argparse

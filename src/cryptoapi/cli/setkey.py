@@ -10,7 +10,10 @@ The whole input is parsed before anything is sent: an error names file, line and
 nothing changes. Without ``--socket`` the statements run against an in-process key manager
 (a dry run) and the SAs and policies it would hold are listed. ``-F`` runs before the file
 and ``-D`` after it. Keys are shown only with ``--show-keys``. Statements the key manager
-refuses are reported (errno and reason) and make the exit status 1.
+refuses are reported (errno and reason) and make the exit status 1. An input that cannot be
+read (missing, a directory, not UTF-8) is one line, ``cryptoapi: FILE: reason``, and status
+1; so is a key daemon that goes away partway, naming the ``FILE:LINE`` reached (the
+statements before it were sent).
 """
 
 import argparse
@@ -20,7 +23,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from cryptoapi.errors import InvalidArgument
+from cryptoapi.errors import CryptoError, InvalidArgument
 from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.constants import MsgType
 from cryptoapi.pfkey.manager import KeyManager
@@ -33,13 +36,16 @@ from cryptoapi.pfkey.setkey import (
     Statement,
     apply,
     parse,
-    parse_file,
 )
-from cryptoapi.pfkey.setkey.apply import Transport
+from cryptoapi.pfkey.setkey.apply import Interrupted, Transport
 from cryptoapi.pfkey.setkey.show import format_reply, policy_dict, sa_dict
 
 SHOWN = frozenset(("get", "getspi", "dump", "spddump"))
 """Statements whose replies are printed."""
+
+
+class Unreadable(CryptoError):
+    """The input cannot be read or is not UTF-8 text: the message names it and why."""
 
 
 def add_parser(commands: Any) -> None:
@@ -73,13 +79,45 @@ def _statements(args: argparse.Namespace) -> list[Statement]:
         kind = MsgType.X_SPDFLUSH if args.spd else MsgType.FLUSH
         out.append(_builtin("spdflush" if args.spd else "flush", "-F", kind))
     if args.file:
-        out += parse_file(args.file)
+        out += parse(_read_file(args.file), args.file)
     elif args.stdin:
-        out += parse(sys.stdin.read(), "<stdin>")
+        out += parse(_read_stdin(), "<stdin>")
     if args.dump:
         kind = MsgType.X_SPDDUMP if args.spd else MsgType.DUMP
         out.append(_builtin("spddump" if args.spd else "dump", "-D", kind))
     return out
+
+
+def _read_file(name: str) -> str:
+    """The text of the file ``name`` (what ``parse_file`` reads), or Unreadable with why."""
+    try:
+        with open(name, "rb") as stream:
+            raw = stream.read()
+    except OSError as error:
+        raise Unreadable(f"{name}: {error.strerror or error}") from None
+    return _text(raw, name)
+
+
+def _read_stdin() -> str:
+    """Standard input as text, decoded here so that bad bytes are reported, not escaped."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream without bytes underneath (io.StringIO)
+        return sys.stdin.read()
+    return _text(buffer.read(), "<stdin>")
+
+
+def _text(raw: bytes, name: str) -> str:
+    """``raw`` as UTF-8 with universal newlines (as a text-mode ``open`` reads it); at the
+    first byte that is not UTF-8, Unreadable naming its ``name:line:column``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        at = error.start
+        line = raw.count(b"\n", 0, at) + 1
+        before = raw[raw.rfind(b"\n", 0, at) + 1 : at].decode(errors="replace")
+        where = f"{name}:{line}:{len(before) + 1}"
+        raise Unreadable(f"{where}: byte {raw[at]:#04x} is not UTF-8 text") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _builtin(command: str, flag: str, kind: int) -> Statement:
@@ -97,14 +135,32 @@ def _transport(args: argparse.Namespace) -> Iterator[tuple[Transport, KeyManager
 
 
 def run(args: argparse.Namespace) -> int:
-    statements = _statements(args)
-    with _transport(args) as (transport, km):
-        outcomes = apply(statements, transport)
-        listed: list[Message] = []
-        if km is not None:  # the dry run: what would the daemon hold?
-            for kind in (MsgType.DUMP, MsgType.X_SPDDUMP):
-                dump = _builtin("dump", "dry run", kind)
-                listed += apply([dump], transport)[0].replies
+    try:
+        statements = _statements(args)
+        with _transport(args) as (transport, km):
+            outcomes = apply(statements, transport)
+            listed: list[Message] = []
+            if km is not None:  # the dry run: what would the daemon hold?
+                for kind in (MsgType.DUMP, MsgType.X_SPDDUMP):
+                    dump = _builtin("dump", "dry run", kind)
+                    listed += apply([dump], transport)[0].replies
+    except Unreadable as error:
+        return _fatal(str(error))
+    except Interrupted as error:
+        _report(args, list(error.outcomes), None, [])  # what was done before it
+        return _fatal(str(error))
+    return 1 if _report(args, outcomes, km, listed) else 0
+
+
+def _fatal(message: str) -> int:
+    print(f"cryptoapi: {message}", file=sys.stderr)
+    return 1
+
+
+def _report(
+    args: argparse.Namespace, outcomes: list[Outcome], km: KeyManager | None, listed: list[Message]
+) -> bool:
+    """Print the outcomes (JSON or text) and, on stderr, each refusal; whether any."""
     errors = [line for o in outcomes for line in o.describe_errors()]
     if args.json:
         print(json.dumps(_json(outcomes, km, listed, args.show_keys), indent=2))
@@ -112,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         _print(outcomes, km, listed, args.show_keys)
         for line in errors:
             print(f"cryptoapi setkey: {line}", file=sys.stderr)
-    return 1 if errors else 0
+    return bool(errors)
 
 
 def _print(

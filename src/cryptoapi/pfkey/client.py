@@ -29,6 +29,10 @@ MAX_MESSAGE = 0xFFFF * 8
 
 MULTIPART = frozenset((int(MsgType.DUMP), int(MsgType.X_SPDDUMP)))
 
+CLOSED = "the key daemon closed the connection"
+"""The error text when the daemon has gone: EOF, EPIPE on send or ECONNRESET on receive."""
+_GONE = frozenset((errno.EPIPE, errno.ECONNRESET))
+
 _sequence = itertools.count(1)
 
 
@@ -38,6 +42,12 @@ def fields(data: bytes) -> tuple[int, int, int, int, int]:
         raise PfkeyError(errno.EMSGSIZE, f"a {len(data)}-byte reply is shorter than sadb_msg")
     _, type_, code, satype, _, _, seq, pid = HEADER.unpack_from(data)
     return type_, code, satype, seq, pid
+
+
+def _failed(error: OSError, doing: str) -> PfkeyError:
+    """The PfkeyError for a failed send or receive (EPIPE if the OS gave no errno)."""
+    code = error.errno or errno.EPIPE
+    return PfkeyError(code, CLOSED if code in _GONE else f"{doing} failed: {error.strerror}")
 
 
 class PfkeyClient:
@@ -85,7 +95,7 @@ class PfkeyClient:
         except TimeoutError:
             raise PfkeyError(errno.ETIMEDOUT, "the key daemon does not accept messages") from None
         except OSError as error:
-            raise PfkeyError(error.errno or errno.EPIPE, f"send failed: {error.strerror}") from None
+            raise _failed(error, "send") from None
 
     def receive(self, timeout: float | None = None) -> bytes:
         """The next message from the daemon, waiting at most ``timeout`` seconds (the
@@ -99,11 +109,9 @@ class PfkeyClient:
         except TimeoutError:
             raise PfkeyError(errno.ETIMEDOUT, "no message from the key daemon in time") from None
         except OSError as error:
-            raise PfkeyError(
-                error.errno or errno.EPIPE, f"receive failed: {error.strerror}"
-            ) from None
+            raise _failed(error, "receive") from None
         if size == 0:
-            raise PfkeyError(errno.EPIPE, "the key daemon closed the connection")
+            raise PfkeyError(errno.EPIPE, CLOSED)
         return bytes(memoryview(self._buffer)[:size])
 
     def stamp(self, message: Message) -> Message:

@@ -3,7 +3,9 @@
 Each is a frozen dataclass with ``encode()``; ``SPECS`` gives per type the minimum length
 (Linux's ``sadb_ext_min_len``), the checker that validates the rest and the decoder that
 reads it back from ``data[start:end]``. SPIs and ports are network order on the wire and
-plain ints here. Key bytes never appear in a repr.
+plain ints here. Key bytes never appear in a repr: :class:`Key` holds them as
+:class:`Redacted` bytes, whose repr and str give only the length, so a walk through a
+decoded message's attributes (``pytest --showlocals``, an error reporter) shows none.
 """
 
 import struct
@@ -32,6 +34,19 @@ ADDRESSES = (
 )
 KEYS = (ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT)
 IDENTITIES = (ExtType.IDENTITY_SRC, ExtType.IDENTITY_DST)
+
+
+class Redacted(bytes):
+    """Bytes whose repr and str show only their length: key material, or a whole message
+    that may hold some. Otherwise plain bytes (equal, hashable, sliceable into plain bytes);
+    ``.hex()`` and ``bytes()`` still give the content to code that asks for it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} bytes>"
+
+    __str__ = __repr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +107,12 @@ class Key:
     bits: int
     key: bytes
 
+    def __post_init__(self) -> None:
+        if type(self.key) is not Redacted:  # hidden from every repr, however it was built
+            object.__setattr__(self, "key", Redacted(self.key))
+
     def __repr__(self) -> str:
-        return f"Key(exttype={self.exttype}, bits={self.bits}, key=<{len(self.key)} bytes>)"
+        return f"Key(exttype={self.exttype}, bits={self.bits}, key={self.key!r})"
 
     def encode(self) -> bytes:
         check_type(self.exttype, KEYS, "Key")

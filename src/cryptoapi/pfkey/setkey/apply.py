@@ -3,8 +3,11 @@
 Each statement's messages are sent in order and its replies collected in an
 :class:`Outcome`: the successful replies (decoded) and the refusals (errno and text). A
 refusal does not stop the run (setkey goes on with the next statement too); the caller
-decides the exit status. DUMP and SPDDUMP of an empty database are not errors (ENOENT means
-"none"). ``deleteall`` dumps the SA type and deletes every SA between its two addresses.
+decides the exit status. A transport that fails (the key daemon closed the connection, did
+not answer in time, or answered nonsense) stops it: :class:`Interrupted` names the file and
+line of the statement reached and keeps the outcomes of those before it. DUMP and SPDDUMP
+of an empty database are not errors (ENOENT means "none"). ``deleteall`` dumps the SA type
+and deletes every SA between its two addresses.
 """
 
 import dataclasses
@@ -17,6 +20,7 @@ from typing import Protocol
 
 from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.constants import ExtType, MsgType
+from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.extensions import Address, Sa
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.message import Message, decode
@@ -84,20 +88,39 @@ def _send(transport: Transport, message: Message, outcome: Outcome) -> list[Mess
     return found
 
 
+class Interrupted(PfkeyError):
+    """The transport failed partway: the message is ``file:line: command: reason`` for the
+    statement reached; ``outcomes`` are those of the statements before it."""
+
+    def __init__(self, code: int, message: str, outcomes: tuple[Outcome, ...] = ()) -> None:
+        super().__init__(code, message)
+        self.outcomes = outcomes
+
+
 def apply(statements: Iterable[Statement], transport: Transport) -> list[Outcome]:
-    """Run every statement in order; one Outcome each."""
-    outcomes = []
+    """Run every statement in order; one Outcome each (Interrupted if the transport
+    fails: see the module docstring)."""
+    outcomes: list[Outcome] = []
     for statement in statements:
-        outcome = Outcome(statement)
-        for message in statement.messages:
-            replies = _send(transport, message, outcome)
-            if statement.match is None:
-                outcome.replies += replies
-            else:
-                for sa in _matching(replies, statement.match):
-                    outcome.replies += _send(transport, sa, outcome)
-        outcomes.append(outcome)
+        try:
+            outcomes.append(_run(statement, transport))
+        except PfkeyError as error:
+            where = statement.where
+            message = f"{where.file}:{where.line}: {statement.command}: {error}"
+            raise Interrupted(error.errno, message, tuple(outcomes)) from error
     return outcomes
+
+
+def _run(statement: Statement, transport: Transport) -> Outcome:
+    outcome = Outcome(statement)
+    for message in statement.messages:
+        replies = _send(transport, message, outcome)
+        if statement.match is None:
+            outcome.replies += replies
+        else:
+            for sa in _matching(replies, statement.match):
+                outcome.replies += _send(transport, sa, outcome)
+    return outcome
 
 
 def _matching(dumped: list[Message], match: tuple[int, bytes, bytes]) -> list[Message]:
