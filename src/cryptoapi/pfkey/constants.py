@@ -80,6 +80,9 @@ class SaFlags(IntEnum):
     """``sadb_sa_flags`` bits (RFC 2367 §2.3.1 and Linux)."""
 
     PFS = 0x1
+    ESN = 0x400
+    """Extended (64-bit) sequence numbers, RFC 4303 §2.2.1. Not Linux's (its PF_KEY has no
+    ESN): FreeBSD's ``SADB_X_SAFLAGS_ESN``, which no Linux flag uses."""
     NOPMTUDISC = 0x20000000
     DECAP_DSCP = 0x40000000
     NOECN = 0x80000000

@@ -20,16 +20,38 @@ taken is not read until it takes them; broadcasts to a client with ``MAX_BACKLOG
 are dropped, as Linux drops them on a full receive buffer. Lifetime timers run between
 rounds. :meth:`KeyDaemon.stop` (SIGTERM, in :func:`serve`) ends the loop; the socket file is
 removed.
+
+The replies to a DUMP or SPDDUMP are built as the client takes them, as Linux's
+``pfkey_do_dump`` builds them as the reader drains its receive buffer: the dump adds to the
+client's queue until ``DUMP_PAUSE`` messages are queued (``pfkey_can_dump``: two thirds of
+the buffer) and goes on once the client has taken it down to ``DUMP_RESUME``
+(``pfkey_recvmsg``: one third). A client that never reads costs a bounded queue and the
+list of what its dump is to show (one reference per SA), not every message at once. They
+are built only when replies are sent, after the commit, so they show only what is durable.
+A client is not read while its dump lasts, so its replies keep the order of its requests
+(Linux interleaves them instead, and answers a second DUMP with EBUSY).
+
+An empty datagram (a 0-byte read while the peer's side is open:
+:func:`~cryptoapi.pfkey.unixsocket.peer_shut_down`) is not the end of file. Linux fails a
+sendmsg shorter than ``sadb_msg`` with EMSGSIZE and keeps the socket; here it is answered as
+any datagram shorter than ``sadb_msg`` is: with a header of zeros (there is none to echo)
+carrying EMSGSIZE, and the client keeps its connection, registration and queued replies.
+
+When ``accept`` fails for want of resources (EMFILE, ENFILE, ENOBUFS, ENOMEM) the daemon
+leaves the listening socket out of the poll for a while (0.1 s, doubling up to 1 s while it
+keeps failing: :class:`~cryptoapi.pfkey.unixsocket.Acceptor`, which logs the episode once)
+and serves the connected clients meanwhile.
 """
 
 import collections
 import contextlib
 import errno
-import logging
+import itertools
 import os
 import selectors
 import signal
 import socket
+import time
 from collections.abc import Callable
 from types import FrameType
 
@@ -38,9 +60,8 @@ from cryptoapi.pfkey.client import MAX_MESSAGE
 from cryptoapi.pfkey.constants import ExtType, MsgType
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.message import scan
+from cryptoapi.pfkey.replies import Dump
 from cryptoapi.pfkey.store import StateStore
-
-log = logging.getLogger(__name__)
 
 MAX_BATCH = 256
 """Messages read from one client per round before the others get their turn."""
@@ -48,6 +69,12 @@ PAUSE_READING = 1024
 """A client with this many messages queued for it is not read until it takes them."""
 MAX_BACKLOG = 65536
 """Broadcasts to a client with this many messages queued are dropped (and counted)."""
+DUMP_PAUSE = 2 * PAUSE_READING // 3
+"""A dump stops adding to a client's queue at this many messages (Linux ``pfkey_can_dump``
+lets a dump fill two thirds of the receive buffer; ``PAUSE_READING`` stands for that)."""
+DUMP_RESUME = PAUSE_READING // 3
+"""A paused dump goes on once its client's queue is down to this many (``pfkey_recvmsg``
+resumes a dump when the receive buffer is down to a third)."""
 
 BROADCAST = frozenset(
     int(t)
@@ -65,13 +92,15 @@ KEYS = frozenset((int(ExtType.KEY_AUTH), int(ExtType.KEY_ENCRYPT)))
 class Client:
     """One connection: its socket, the messages queued for it, what it registered for."""
 
-    __slots__ = ("events", "queue", "registered", "sock")
+    __slots__ = ("dump", "events", "queue", "registered", "sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.queue: collections.deque[bytes] = collections.deque()
         self.registered: set[int] = set()
         self.events = selectors.EVENT_READ
+        self.dump: Dump | None = None
+        """The rest of a DUMP or SPDDUMP being answered, added to ``queue`` as it drains."""
 
 
 def without_keys(data: bytes) -> bytes:
@@ -98,6 +127,8 @@ class KeyDaemon:
         self._stopping = False
         self._closed = False
         self.listener, self._identity = unixsocket.listen(self.path)
+        self._acceptor = unixsocket.Acceptor(self.listener)
+        self._resume_at: float | None = None  # time.monotonic() when accepting resumes
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -132,6 +163,8 @@ class KeyDaemon:
                 client = self.clients.get(key.fd)
                 if client is not None and mask & selectors.EVENT_READ:
                     self._read(client)
+        if self._resume_at is not None and time.monotonic() >= self._resume_at:
+            self._resume_accepting()
         timers = self.km.timers.heap
         if timers and timers[0][0] <= self.km.clock():
             for data in self.km.tick():
@@ -142,36 +175,38 @@ class KeyDaemon:
             self._flush(client)
 
     def _timeout(self) -> float | None:
+        """Seconds until the next timer is due or accepting resumes (None: no such wait)."""
+        waits = []
         timers = self.km.timers.heap
-        if not timers:
+        if timers:
+            waits.append(timers[0][0] - self.km.clock())
+        if self._resume_at is not None:
+            waits.append(self._resume_at - time.monotonic())
+        if not waits:
             return None
-        return min(max(timers[0][0] - self.km.clock(), 0.0), 60.0)
+        return min(max(min(waits), 0.0), 60.0)
+
+    # -- accepting clients -------------------------------------------------------------
 
     def _accept(self) -> None:
-        while True:
-            try:
-                sock, _ = self.listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            try:
-                uid = unixsocket.peer_uid(sock)
-            except OSError:
-                sock.close()
-                continue
-            if uid != os.geteuid():
-                log.warning(
-                    "refused a client of uid %d: only uid %d may connect", uid, os.geteuid()
-                )
-                sock.close()
-                continue
-            sock.setblocking(False)
+        accepted, pause = self._acceptor.accept()
+        for sock in accepted:
             self.clients[sock.fileno()] = Client(sock)
             self._selector.register(sock, selectors.EVENT_READ, None)
+        if pause is not None:  # out of descriptors or memory: serve the others meanwhile
+            self._selector.unregister(self.listener)
+            self._resume_at = time.monotonic() + pause
+
+    def _resume_accepting(self) -> None:
+        self._resume_at = None
+        self._selector.register(self.listener, selectors.EVENT_READ, None)
+
+    # -- reading, routing and sending --------------------------------------------------
 
     def _read(self, client: Client) -> None:
         view = memoryview(self._buffer)
         for _ in range(MAX_BATCH):
-            if len(client.queue) >= PAUSE_READING:
+            if len(client.queue) >= PAUSE_READING or client.dump is not None:
                 break
             try:
                 size, _, flags, _ = client.sock.recvmsg_into([self._buffer])
@@ -180,19 +215,25 @@ class KeyDaemon:
             except OSError:
                 self._drop(client)
                 return
-            if size == 0:
-                self._drop(client)
+            if size == 0 and unixsocket.peer_shut_down(client.sock):
+                self._drop(client)  # end of file; otherwise an empty datagram, answered below
                 return
             data = bytes(view[:size])
             if flags & socket.MSG_TRUNC:
                 client.queue.append(replies.error(data, errno.EMSGSIZE))
                 continue
-            outs = self.km.handle(data)
-            first = outs[0] if outs else b""
-            if first[1:3] == bytes((MsgType.REGISTER, 0)) and first[3]:
-                client.registered.add(first[3])  # the manager accepted the registration
-            for out in outs:
-                self._route(client, out)
+            self._handle(client, data)
+
+    def _handle(self, client: Client, data: bytes) -> None:
+        """Hand one message to the manager and route what it returns."""
+        outs, dump = self.km.handle_lazily(data)
+        if dump is not None:
+            client.dump = dump  # not read again until it is all queued (see _read)
+        first = outs[0] if outs else b""
+        if first[1:3] == bytes((MsgType.REGISTER, 0)) and first[3]:
+            client.registered.add(first[3])  # the manager accepted the registration
+        for out in outs:
+            self._route(client, out)
 
     def _route(self, sender: Client | None, data: bytes) -> None:
         """Queue one message the manager produced: see the module docstring."""
@@ -223,22 +264,40 @@ class KeyDaemon:
                 client.queue.append(note)
 
     def _flush(self, client: Client) -> None:
-        queue, sock = client.queue, client.sock
         try:
-            while queue:
-                sock.send(queue[0])
-                queue.popleft()
+            self._send(client)
         except (BlockingIOError, InterruptedError):
             pass
         except OSError:
             self._drop(client)
             return
+        queue = client.queue
         events = selectors.EVENT_WRITE if queue else 0
-        if len(queue) < PAUSE_READING:
+        if len(queue) < PAUSE_READING and client.dump is None:
             events |= selectors.EVENT_READ
         if events != client.events:
             client.events = events
-            self._selector.modify(sock, events, None)
+            self._selector.modify(client.sock, events, None)
+
+    def _send(self, client: Client) -> None:
+        """Send the client's queue until the socket is full (BlockingIOError) or the queue
+        and its dump are done; the dump refills the queue as it drains."""
+        queue, send = client.queue, client.sock.send
+        while True:
+            if client.dump is not None and len(queue) <= DUMP_RESUME:
+                self._continue_dump(client, client.dump)
+            if not queue:
+                return
+            send(queue[0])
+            queue.popleft()
+
+    @staticmethod
+    def _continue_dump(client: Client, dump: Dump) -> None:
+        """Queue the dump's next messages, up to ``DUMP_PAUSE`` queued (Linux ``dump_sa``
+        stops at ``pfkey_can_dump``); forget it once it is all queued."""
+        client.queue.extend(itertools.islice(dump, DUMP_PAUSE - len(client.queue)))
+        if not dump:
+            client.dump = None
 
     def _drop(self, client: Client) -> None:
         fd = client.sock.fileno()
@@ -247,6 +306,18 @@ class KeyDaemon:
         self._selector.unregister(client.sock)
         client.sock.close()
         self.km.registered = set().union(*(c.registered for c in self.clients.values()))
+
+    def stats(self) -> dict[str, int]:
+        """Counters: clients, messages queued for them, dumps under way, broadcasts dropped
+        on a full backlog, failed ``accept`` calls."""
+        clients = list(self.clients.values())
+        return {
+            "clients": len(clients),
+            "queued": sum(len(c.queue) for c in clients),
+            "dumping": sum(c.dump is not None for c in clients),
+            "dropped": self.dropped,
+            "accept_failures": self._acceptor.failures,
+        }
 
     def close(self) -> None:
         """Close the clients and the socket, remove the socket file, close the store

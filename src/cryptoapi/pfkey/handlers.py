@@ -75,7 +75,7 @@ def getspi(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
         scan.satype, spi, dst, SaState.LARVAL, 0, 0, 0, 0, b"", 0, b"", 0, mode, reqid,
         src_ext, dst_ext, None, None, b"", now, scan.seq,
     )  # fmt: skip
-    km.sad.by_key[sa.key] = sa
+    km.sad.add(sa)
     km.larval(sa)
     return [replies.brief(sa, MsgType.GETSPI, scan.seq, scan.pid, SaState.LARVAL)]
 
@@ -105,7 +105,7 @@ def add(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     key = (sa.satype, sa.dst, sa.spi)
     if key in km.sad.by_key:
         raise PfkeyError(E_EXISTS, f"an SA of type {sa.satype} with SPI {sa.spi:#x} exists")
-    km.sad.by_key[key] = sa
+    km.sad.add(sa)
     if sa.hard is not None or sa.soft is not None:
         km.timers.added(sa)
     return [replies.echo(scan, sa, ECHO_DROP)]
@@ -129,7 +129,7 @@ def update(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     else:
         new = _relifed(km, old, scan)
     new.epoch = old.epoch + 1
-    km.sad.by_key[old.key] = new
+    km.sad.replace(old, new)
     old.epoch += 1  # its timers are stale now
     km.timers.added(new)
     if new.used:
@@ -193,16 +193,19 @@ def flush(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return [replies.base(MsgType.FLUSH, scan.satype, scan.seq, scan.pid, b"")]
 
 
-def dump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
-    """§3.1.10: one message per SA of the type, ``sadb_msg_seq`` counting down to 0;
-    ENOENT when there is none (as Linux)."""
-    found = _of_type(km, scan.satype)
+def dump_lazily(km: "KeyManager", scan: Scan) -> replies.Dump:
+    """§3.1.10: one message per SA of the type (all for UNSPEC), ``sadb_msg_seq`` counting
+    down to 0; ENOENT when there is none (as Linux). Which SAs, and their numbering, are
+    fixed now; each message is built when it is taken (a daemon's bounded queue)."""
+    found = _of_type(km, scan.satype)  # the selection FLUSH uses too
     if not found:
         raise PfkeyError(E_EMPTY, "the database has no SA of that type")
-    last = len(found) - 1
-    return [
-        replies.full(sa, MsgType.DUMP, last - i, scan.pid, keys=True) for i, sa in enumerate(found)
-    ]
+    return replies.dump(found, scan.pid)
+
+
+def dump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """DUMP with every message built at once (:func:`dump_lazily`)."""
+    return list(dump_lazily(km, scan))
 
 
 def unsupported(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:

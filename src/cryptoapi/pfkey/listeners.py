@@ -9,8 +9,15 @@ ACQUIRE asks registered key managers for an SA: the kernel (here :meth:`KeyManag
 or an application (§3.1.6, ``<base, address(SD), (address(P),) (identity(SD),)
 (sensitivity,) proposal>``) sends it; a key manager that fails answers with a header-only
 ACQUIRE carrying the request's ``sadb_msg_seq`` and an errno, which cancels the request.
+
+A request stays pending (:class:`Acquires`) until a GETSPI with its ``sadb_msg_seq`` or a
+cancel consumes it, or until it expires ``ACQUIRE_EXPIRES`` seconds after it was made, as
+the XFRM_STATE_ACQ state Linux makes for it does; at most ``ACQUIRE_MAX`` are pending, and
+a request beyond that is refused with EAGAIN.
 """
 
+import collections
+import errno
 from typing import TYPE_CHECKING
 
 from cryptoapi.pfkey import replies
@@ -35,6 +42,66 @@ HARD_ADDTIME = 8 * 60 * 60
 SOFT_ADDTIME = 7 * 60 * 60
 HARD_USETIME = 7 * 60 * 60
 SOFT_USETIME = 6 * 60 * 60
+
+
+ACQUIRE_EXPIRES = 30.0
+"""Seconds a request waits for its GETSPI or cancel: Linux ``XFRM_ACQ_EXPIRES``, the default
+of ``net.core.xfrm_acq_expires``, after which ``xfrm_timer_handler`` deletes the ACQ state."""
+ACQUIRE_MAX = 1024
+"""Requests pending at most. Linux has no global cap (one ACQ state per flow, and
+``xfrm_state_find`` answers the flow's further packets with EAGAIN while it is pending), but
+its states live in the kernel, not in a daemon any client can make grow: 1024 allows a
+sustained 34 new requests a second for 30 s each, and costs under 0.5 MB when full."""
+
+Pending = tuple[float, int, bytes, bytes]
+"""A pending request: (deadline, satype, source and destination address extensions)."""
+
+
+class Acquires:
+    """The pending requests by ``sadb_msg_seq``, oldest first.
+
+    Each expires ``expires`` seconds after it was made (by the manager's clock, so tests
+    drive it); expired ones are dropped whenever the table is used, so none is ever seen and
+    the table needs no timer. When ``limit`` are pending, a new request is refused with
+    EAGAIN, as ``xfrm_state_find`` refuses a packet whose ACQUIRE is in progress: the older
+    requests, which key managers may be answering already, are kept; the refused one can be
+    made again once some are answered or expire. A repeated ``sadb_msg_seq`` replaces its
+    request and starts its time again.
+    """
+
+    def __init__(self, limit: int = ACQUIRE_MAX, expires: float = ACQUIRE_EXPIRES) -> None:
+        self.limit = limit
+        self.expires = expires
+        self.refused = 0
+        """Requests refused because ``limit`` were pending."""
+        self._pending: collections.OrderedDict[int, Pending] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def add(self, seq: int, satype: int, source: bytes, destination: bytes, now: float) -> None:
+        """Record a request made at ``now``; PfkeyError(EAGAIN) when ``limit`` are pending."""
+        self.expire(now)
+        self._pending.pop(seq, None)
+        if len(self._pending) >= self.limit:
+            self.refused += 1
+            raise PfkeyError(
+                errno.EAGAIN,
+                f"{self.limit} ACQUIREs are pending: try again once some are answered "
+                f"or expire (after {self.expires:g} s)",
+            )
+        self._pending[seq] = (now + self.expires, satype, source, destination)
+
+    def pop(self, seq: int, default: None = None) -> Pending | None:
+        """Remove and return the request ``seq`` (a GETSPI or a cancel answered it); None if
+        there is none. (``default`` keeps ``dict.pop``'s form, which ``handlers`` uses.)"""
+        return self._pending.pop(seq, default)
+
+    def expire(self, now: float) -> None:
+        """Drop the requests whose time is up at ``now`` (the oldest are first)."""
+        pending = self._pending
+        while pending and next(iter(pending.values()))[0] <= now:
+            pending.popitem(last=False)
 
 
 Available = tuple[AlgSpec, int, int]
@@ -109,10 +176,10 @@ def acquire(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     """§3.1.6. A header-only ACQUIRE is a key manager's answer: with an errno it cancels
     the request of that ``sadb_msg_seq`` (nothing is sent back, as Linux). Otherwise an
     application asks for an SA: the request goes to the listeners of its type (ESRCH when
-    there are none)."""
+    there are none, EAGAIN when ``ACQUIRE_MAX`` requests are pending)."""
     if len(scan.data) == HEADER_LEN:
         if scan.seq and scan.errno:
-            km.acquires.pop(scan.seq, None)
+            km.acquires.pop(scan.seq)
         return []
     sa_type(scan.satype)
     src_ext, dst_ext, _ = addresses(scan)
@@ -120,6 +187,6 @@ def acquire(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
         raise fail("an ACQUIRE needs a PROPOSAL extension")
     if scan.satype not in km.registered:
         raise PfkeyError(E_NOT_FOUND, f"no key manager listens for SA type {scan.satype}")
-    km.acquires[scan.seq] = (scan.satype, src_ext, dst_ext)
+    km.acquires.add(scan.seq, scan.satype, src_ext, dst_ext, now)
     body = b"".join(scan.data[start:end] for start, end in scan.spans.values())
     return [replies.base(MsgType.ACQUIRE, scan.satype, scan.seq, scan.pid, body)]

@@ -14,9 +14,14 @@ what every client registered for: a daemon keeps per-client registrations itself
 
 A key manager is not thread-safe: one call at a time (a daemon serializes them).
 
-Time comes from ``clock`` (seconds, ``time.time`` by default), so tests can drive lifetimes;
-due timers run at each :meth:`~KeyManager.handle` and :meth:`~KeyManager.tick`. Usage (bytes
-and allocations) is reported with :meth:`~KeyManager.account`, since there is no packet path.
+Time comes from ``clock`` (seconds, ``time.time`` by default), so tests can drive lifetimes
+and the expiry of pending ACQUIREs; due timers run at each :meth:`~KeyManager.handle` and
+:meth:`~KeyManager.tick`. Usage (bytes and allocations) is reported with
+:meth:`~KeyManager.account`, since there is no packet path.
+
+A daemon calls :meth:`~KeyManager.handle_lazily` instead: the same, but the replies to a DUMP
+or SPDDUMP come as a :class:`~cryptoapi.pfkey.replies.Dump` that builds each when it is
+taken, so a reader that does not read costs a bounded queue, not the whole database.
 """
 
 import random
@@ -29,7 +34,7 @@ from cryptoapi.pfkey import handlers, listeners, replies, spd_handlers
 from cryptoapi.pfkey.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.expiry import HARD, LARVAL, SOFT, Timers, over
-from cryptoapi.pfkey.extensions import Address
+from cryptoapi.pfkey.extensions import Address, Lifetime
 from cryptoapi.pfkey.message import Buffer, Message, Scan, scan
 from cryptoapi.pfkey.probe import AlgorithmProbe
 from cryptoapi.pfkey.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
@@ -37,6 +42,15 @@ from cryptoapi.pfkey.sockaddr import SockAddr
 from cryptoapi.pfkey.spd import SPDatabase
 
 Handler = Callable[["KeyManager", Scan, float], list[bytes]]
+DumpHandler = Callable[["KeyManager", Scan], replies.Dump]
+
+
+DUMPS: dict[int, DumpHandler] = {
+    MsgType.DUMP: handlers.dump_lazily,
+    MsgType.X_SPDDUMP: spd_handlers.spddump_lazily,
+}
+"""The messages whose replies :meth:`KeyManager.handle_lazily` builds as they are taken
+(``handlers.dump`` and ``spd_handlers.spddump`` build the same messages at once)."""
 
 HANDLERS: dict[int, Handler] = {
     MsgType.GETSPI: handlers.getspi,
@@ -79,8 +93,8 @@ class KeyManager:
         self.larval_timeout = larval_timeout
         self.registered: set[int] = set()
         """SA types a key manager has REGISTERed for: they get ACQUIRE and EXPIRE."""
-        self.acquires: dict[int, tuple[int, bytes, bytes]] = {}
-        """Pending SA requests: sadb_msg_seq -> (satype, source, destination extensions)."""
+        self.acquires = listeners.Acquires()
+        """Pending SA requests by sadb_msg_seq: expire after 30 s, at most 1024."""
         self._acquire_seq = 0
         self._messages = 0
         self._errors = 0
@@ -89,9 +103,7 @@ class KeyManager:
     def handle(self, message: Buffer) -> list[bytes]:
         """The replies to one PF_KEY message, the sender's first (see the module doc)."""
         data = message if isinstance(message, bytes) else bytes(message)
-        self._messages += 1
-        now = self.clock()
-        due = self._run_timers(now) if self.timers.heap else []
+        now, due = self._begin()
         try:
             found = scan(data)
             out = HANDLERS.get(found.type, handlers.unsupported)(self, found, now)
@@ -99,6 +111,27 @@ class KeyManager:
             self._errors += 1
             out = [replies.error(data, error.errno)]
         return out + due if due else out
+
+    def handle_lazily(self, message: Buffer) -> tuple[list[bytes], replies.Dump | None]:
+        """As :meth:`handle`, but the replies to a DUMP or SPDDUMP come as a Dump, built as
+        the caller takes them (Linux ``pfkey_do_dump`` walks as the reader drains); the list
+        then holds what else is due (EXPIREs), or the error reply that ends the dump."""
+        data = message if isinstance(message, bytes) else bytes(message)
+        lazy = DUMPS.get(data[1]) if len(data) > 1 else None
+        if lazy is None:
+            return self.handle(data), None
+        _, due = self._begin()
+        try:
+            return due, lazy(self, scan(data))
+        except PfkeyError as error:
+            self._errors += 1
+            return [replies.error(data, error.errno), *due], None
+
+    def _begin(self) -> tuple[float, list[bytes]]:
+        """Count a message; the time now and the EXPIREs of the timers due by then."""
+        self._messages += 1
+        now = self.clock()
+        return now, self._run_timers(now) if self.timers.heap else []
 
     def tick(self) -> list[bytes]:
         """Run the lifetime timers that are due; the EXPIREs for registered listeners."""
@@ -129,21 +162,26 @@ class KeyManager:
 
     def acquire(self, satype: int, src: AddressLike, dst: AddressLike) -> list[bytes]:
         """Ask the registered key managers for an SA from ``src`` to ``dst`` (what the
-        kernel does when outbound traffic needs one, §3.1.6); [] if none listens."""
+        kernel does when outbound traffic needs one, §3.1.6); [] if none listens.
+
+        Raises PfkeyError(EAGAIN) when ``ACQUIRE_MAX`` requests are pending, as Linux's
+        ``xfrm_state_find`` answers a packet whose ACQUIRE is in progress.
+        """
         if satype not in self.registered:
             return []
-        self._acquire_seq += 1
-        seq = self._acquire_seq
+        seq = self._acquire_seq + 1
         source = _address(ExtType.ADDRESS_SRC, src)
         destination = _address(ExtType.ADDRESS_DST, dst)
+        self.acquires.add(seq, satype, source.encode(), destination.encode(), self.clock())
+        self._acquire_seq = seq
         proposal = listeners.proposal(self, satype)
         msg = Message(MsgType.ACQUIRE, satype, seq, 0, 0, (source, destination, proposal))
-        self.acquires[seq] = (satype, source.encode(), destination.encode())
         return [msg.encode()]
 
     def stats(self) -> dict[str, int]:
         """Counters: probes, SAs, messages handled, errors returned, expirations."""
         larval = sum(1 for sa in self.sad.by_key.values() if sa.state == SaState.LARVAL)
+        self.acquires.expire(self.clock())
         return {
             "alg_probes": self.probe.probes,
             "sas": len(self.sad),
@@ -155,13 +193,14 @@ class KeyManager:
             "expired_hard": self._expired[HARD],
             "registered": len(self.registered),
             "acquires": len(self.acquires),
+            "acquires_refused": self.acquires.refused,
         }
 
     # -- the database and its timers, for the handlers ---------------------------------
 
     def remove(self, sa: SecurityAssociation) -> None:
         """Delete ``sa``; its timers become stale."""
-        del self.sad.by_key[sa.key]
+        self.sad.remove(sa)
         sa.epoch += 1
 
     def larval(self, sa: SecurityAssociation) -> None:
@@ -186,16 +225,28 @@ class KeyManager:
                 return []
             sa.soft_expired = True
             sa.state = SaState.DYING
+            self.sad.generation += 1  # a DYING SA is chosen after MATURE ones now
             lifetime = sa.soft
         else:
             assert sa.hard is not None
-            self.remove(sa)
-            sa.state = SaState.DEAD
-            lifetime = sa.hard
+            return self.expire(sa, sa.hard)
         self._expired[kind] += 1
         if sa.satype not in self.registered:
             return []
         return [replies.expire(sa, lifetime)]
+
+    def expire(self, sa: SecurityAssociation, reached: Lifetime) -> list[bytes]:
+        """End ``sa`` now, as its hard lifetime ``reached`` (or the data path's sequence
+        numbers running out, RFC 4303 §3.3.3, with its usage as the limit): deleted, DEAD,
+        and an EXPIRE for the registered listeners. Nothing if ``sa`` is gone already."""
+        if self.sad.by_key.get(sa.key) is not sa:
+            return []
+        self.remove(sa)
+        sa.state = SaState.DEAD
+        self._expired[HARD] += 1
+        if sa.satype not in self.registered:
+            return []
+        return [replies.expire(sa, reached)]
 
 
 def _address(exttype: int, where: AddressLike) -> Address:

@@ -6,10 +6,12 @@
 - GETSPI (§3.1.1) and DELETE (§3.1.4): ``<base, SA, address(SD)>``;
 - an error (§1.4): the sender's header alone, with ``sadb_msg_errno`` set.
 
-Addresses and kept extensions are the validated bytes the SA was created from.
+Addresses and kept extensions are the validated bytes the SA was created from. The messages
+of a DUMP are a :class:`Dump`, each built when it is taken.
 """
 
 import struct
+from collections.abc import Callable, Sequence
 
 from cryptoapi.pfkey.constants import PF_KEY_V2, ExtType, MsgType
 from cryptoapi.pfkey.extensions import Lifetime
@@ -124,3 +126,39 @@ def echo(scan: Scan, sa: SecurityAssociation, drop: frozenset[int]) -> bytes:
     body = b"".join(parts)
     size = 2 + len(body) // 8
     return HEADER.pack(PF_KEY_V2, scan.type, 0, scan.satype, size, 0, scan.seq, scan.pid) + body
+
+
+class Dump:
+    """The messages of one DUMP or SPDDUMP not taken yet, each built by ``build(i)`` when it
+    is taken: a reader that stops reading holds a daemon to what it has queued, not to a
+    copy of the database (Linux ``pfkey_do_dump`` too walks the database only as the
+    reader's receive buffer drains). Message ``i`` of ``count`` has ``sadb_msg_seq``
+    ``count - 1 - i``, so the last has 0 (§3.1.10)."""
+
+    __slots__ = ("_build", "_count", "_next")
+
+    def __init__(self, count: int, build: Callable[[int], bytes]) -> None:
+        self._count = count
+        self._build = build
+        self._next = 0
+
+    def __len__(self) -> int:
+        """How many messages are left."""
+        return self._count - self._next
+
+    def __iter__(self) -> "Dump":
+        return self
+
+    def __next__(self) -> bytes:
+        i = self._next
+        if i >= self._count:
+            raise StopIteration
+        self._next = i + 1
+        return self._build(i)
+
+
+def dump(sas: Sequence[SecurityAssociation], pid: int) -> Dump:
+    """The DUMP messages for ``sas``, keys included, ``sadb_msg_seq`` down to 0. Each SA is
+    shown as it is when its message is built; which SAs, and their numbers, are fixed now."""
+    last = len(sas) - 1
+    return Dump(len(sas), lambda i: full(sas[i], MsgType.DUMP, last - i, pid, keys=True))

@@ -102,6 +102,13 @@ def _address(raw: bytes) -> Address:
     return decoded
 
 
+def _pair(sa: SecurityAssociation) -> tuple[int, bytes, bytes]:
+    """(satype, packed source, packed destination): the source's sockaddr holds the address
+    at 4..8 (sockaddr_in) or 8..24 (sockaddr_in6), after the 8-byte extension header."""
+    src = sa.src_ext
+    return (sa.satype, src[12:16] if len(src) == 24 else src[16:32], sa.dst)
+
+
 def sa_key(satype: int, dst: AddressLike, spi: int) -> SaKey:
     """The database key of an SA given its destination in any form."""
     packed = dst.addr if isinstance(dst, SockAddr) else to_packed(dst)
@@ -109,10 +116,62 @@ def sa_key(satype: int, dst: AddressLike, spi: int) -> SaKey:
 
 
 class SADatabase:
-    """The SAs by (satype, destination, SPI); ``len()``, ``in``, iteration, O(1) lookup."""
+    """The SAs by (satype, destination, SPI); ``len()``, ``in``, iteration, O(1) lookup.
+
+    Every change goes through :meth:`add`, :meth:`replace` or :meth:`remove`, which count
+    it in ``generation``: a reader that derived something from the SAs (the ESP data
+    path's SA selection) knows it is stale when the number moved. :meth:`between` finds
+    the SAs of a type from one address to another (the data path's outbound question) in
+    O(1), from an index kept with the changes.
+    """
 
     def __init__(self) -> None:
         self.by_key: dict[SaKey, SecurityAssociation] = {}
+        self.generation = 0
+        self._pairs: dict[tuple[int, bytes, bytes], dict[int, SecurityAssociation]] = {}
+        self._indexed: dict[SaKey, SecurityAssociation] | None = None
+
+    def add(self, sa: SecurityAssociation) -> None:
+        """Insert ``sa`` (its key must be free: the caller checked)."""
+        self.by_key[sa.key] = sa
+        self.generation += 1
+        if self._indexed is self.by_key:
+            self._pairs.setdefault(_pair(sa), {})[sa.spi] = sa
+
+    def replace(self, old: SecurityAssociation, new: SecurityAssociation) -> None:
+        """Put ``new`` where ``old`` is (same key)."""
+        self.by_key[old.key] = new
+        self.generation += 1
+        if self._indexed is self.by_key:
+            self._unindex(old)
+            self._pairs.setdefault(_pair(new), {})[new.spi] = new
+
+    def remove(self, sa: SecurityAssociation) -> None:
+        del self.by_key[sa.key]
+        self.generation += 1
+        if self._indexed is self.by_key:
+            self._unindex(sa)
+
+    def between(self, satype: int, src: bytes, dst: bytes) -> list[SecurityAssociation]:
+        """The SAs of ``satype`` from packed address ``src`` to ``dst``, oldest first."""
+        if self._indexed is not self.by_key:  # first use, or the dict was swapped whole
+            self._reindex()
+        found = self._pairs.get((satype, src, dst))
+        return list(found.values()) if found else []
+
+    def _reindex(self) -> None:
+        self._pairs = {}
+        for sa in self.by_key.values():
+            self._pairs.setdefault(_pair(sa), {})[sa.spi] = sa
+        self._indexed = self.by_key
+
+    def _unindex(self, sa: SecurityAssociation) -> None:
+        pair = _pair(sa)
+        found = self._pairs.get(pair)
+        if found is not None and found.get(sa.spi) is sa:
+            del found[sa.spi]
+            if not found:
+                del self._pairs[pair]
 
     def __len__(self) -> int:
         return len(self.by_key)

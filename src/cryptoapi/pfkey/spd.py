@@ -189,6 +189,8 @@ class SPDatabase:
         self.by_index: dict[int, SecurityPolicy] = {}
         self.by_selector: dict[Selector, SecurityPolicy] = {}
         self.changed: set[int] | None = None
+        self.generation = 0
+        """Counts every insert and removal (readers of derived state compare it)."""
         self._generator = 8
 
     def __len__(self) -> int:
@@ -212,11 +214,13 @@ class SPDatabase:
             self._generator = max(self._generator, (policy.index | 7) + 1)
         self.by_index[policy.index] = policy
         self.by_selector[policy.selector] = policy
+        self.generation += 1
         if self.changed is not None:
             self.changed.add(policy.index)
 
     def remove(self, policy: SecurityPolicy) -> None:
         del self.by_index[policy.index]
         del self.by_selector[policy.selector]
+        self.generation += 1
         if self.changed is not None:
             self.changed.add(policy.index)

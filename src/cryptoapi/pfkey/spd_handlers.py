@@ -87,16 +87,21 @@ def spdflush(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return [replies.base(MsgType.X_SPDFLUSH, 0, scan.seq, scan.pid, b"")]
 
 
-def spddump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spddump_lazily(km: "KeyManager", scan: Scan) -> replies.Dump:
     """One SPDDUMP message per policy, ``sadb_msg_seq`` down to 0; ENOENT when there is
-    none (Linux ``xfrm_policy_walk``)."""
+    none (Linux ``xfrm_policy_walk``); each built when it is taken."""
     policies = list(km.spd)
     if not policies:
         raise PfkeyError(E_EMPTY, "the SPD has no policy")
-    last = len(policies) - 1
-    return [
-        p.message(MsgType.X_SPDDUMP, last - i, scan.pid).encode() for i, p in enumerate(policies)
-    ]
+    last, pid = len(policies) - 1, scan.pid
+    return replies.Dump(
+        len(policies), lambda i: policies[i].message(MsgType.X_SPDDUMP, last - i, pid).encode()
+    )
+
+
+def spddump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """SPDDUMP with every message built at once (:func:`spddump_lazily`)."""
+    return list(spddump_lazily(km, scan))
 
 
 Handler = Callable[["KeyManager", Scan, float], list[bytes]]
