@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean system-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
-test: lint
+system-deps:
+	bash scripts/system-deps
+
+test: lint system-deps
 	$(BIN)/pytest -n 2
 
 bench: $(STAMP)

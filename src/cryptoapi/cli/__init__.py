@@ -3,7 +3,7 @@
 import argparse
 from collections.abc import Sequence
 
-from cryptoapi.cli import boot, fuzz, kdf, keyd, listing, selftest, setkey
+from cryptoapi.cli import boot, espd, fuzz, kdf, keyd, listing, selftest, setkey
 from cryptoapi.errors import CryptoError
 
 
@@ -17,6 +17,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kdf.add_parser(commands)
     keyd.add_parser(commands)
     setkey.add_parser(commands)
+    espd.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

@@ -53,6 +53,21 @@ SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {
         AlgType.AEAD,
         {"ivsize": 24, "maxauthsize": 16, "authsizes": (16,), **_CHACHA_KEY},
     ),
+    # ESP's combined modes (RFC 4106, RFC 7634): an 8-byte IV, the 4-byte salt after the key
+    "rfc4106(gcm(aes))": (
+        AlgType.AEAD,
+        {
+            "ivsize": 8,
+            "maxauthsize": 16,
+            "authsizes": (8, 12, 16),
+            "min_keysize": 20,
+            "max_keysize": 36,
+        },
+    ),
+    "rfc7539esp(chacha20,poly1305)": (
+        AlgType.AEAD,
+        {"ivsize": 8, "maxauthsize": 16, "authsizes": (16,), "min_keysize": 36, "max_keysize": 36},
+    ),
     "cmac(aes)": (AlgType.SHASH, {"digestsize": 16, "blocksize": 16, "keyed": True, **_AES_KEYS}),
     "poly1305": (AlgType.SHASH, {"digestsize": 16, "blocksize": 16, "keyed": True, **_CHACHA_KEY}),
     "ghash": (

@@ -62,6 +62,10 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rfc7539(chacha20,poly1305)", "rfc7539-chacha20-poly1305-openssl"),
         ("xchacha20poly1305", "xchacha20poly1305-openssl"),
     ),
+    "cryptoapi.providers.openssl.esp": (
+        ("rfc4106(gcm(aes))", "rfc4106-gcm-aes-openssl"),
+        ("rfc7539esp(chacha20,poly1305)", "rfc7539esp-chacha20-poly1305-openssl"),
+    ),
     "cryptoapi.providers.openssl.macs": (
         ("cmac(aes)", "cmac-aes-openssl"),
         ("poly1305", "poly1305-openssl"),

@@ -1,0 +1,159 @@
+"""The ESP data path against scapy's ``SecurityAssociation`` and against one bare
+``cryptography`` AEAD call on the same payload, side by side: ``output()`` and ``input()``
+of a 1400-byte packet in tunnel mode.
+
+Goals (issue 10): >= 100x faster than scapy; <= 2x one ``AESGCM.encrypt`` (or
+``decrypt``) of the payload, i.e. framing, sequence numbers, SPD and SAD lookups and the
+replay check cost no more than one more AEAD call.
+
+Run: ``python -m bench.esp`` (scapy rows are skipped when scapy is not installed).
+"""
+
+import importlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
+
+from bench.common import report, side_by_side
+from cryptoapi import Registry
+from cryptoapi.esp import Datapath, ip
+from cryptoapi.pfkey import KeyManager
+from cryptoapi.pfkey.setkey.apply import LocalTransport, apply
+from cryptoapi.pfkey.setkey.parser import parse
+
+PACKET = 1400
+LOCAL, PEER = "198.51.100.1", "198.51.100.2"
+SPI_OUT, SPI_IN = 0x1001, 0x2002
+TRANSFORMS = {  # name -> (setkey algorithm options, key bytes for scapy)
+    "aes-gcm-16": ("-E aes-gcm-16 0x{k20}", "AES-GCM", 20, None),
+    "aes-cbc+hmac-sha256": (
+        "-E aes-cbc 0x{k16} -A hmac-sha256 0x{k32}",
+        "AES-CBC",
+        16,
+        "SHA2-256-128",
+    ),
+    "chacha20-poly1305": ("-E chacha20-poly1305 0x{k36}", "CHACHA20-POLY1305", 36, None),
+}
+KEYS = {f"k{n}": bytes(range(n)).hex() for n in (16, 20, 32, 36)}
+
+
+def setkey_text(algorithms: str, *, reverse: bool) -> str:
+    out, into = (PEER, LOCAL) if reverse else (LOCAL, PEER)
+    algs = algorithms.format(**KEYS)
+    nets = ("10.2.0.0/16", "10.1.0.0/16") if reverse else ("10.1.0.0/16", "10.2.0.0/16")
+    return (
+        f"add {LOCAL} {PEER} esp {SPI_OUT:#x} -m tunnel {algs} ;\n"
+        f"add {PEER} {LOCAL} esp {SPI_IN:#x} -m tunnel {algs} ;\n"
+        f"spdadd {nets[0]} {nets[1]} any -P out ipsec esp/tunnel/{out}-{into}/require ;\n"
+        f"spdadd {nets[1]} {nets[0]} any -P in ipsec esp/tunnel/{into}-{out}/require ;\n"
+    )
+
+
+def datapath(algorithms: str, *, reverse: bool, registry: Registry) -> Datapath:
+    key_manager = KeyManager(registry)
+    for outcome in apply(
+        parse(setkey_text(algorithms, reverse=reverse)), LocalTransport(key_manager)
+    ):
+        assert outcome.ok, outcome.describe_errors()
+    return Datapath(key_manager)
+
+
+def inner_packet() -> bytes:
+    body = os.urandom(PACKET - 28)
+    udp = (
+        (40000).to_bytes(2, "big")
+        + (5001).to_bytes(2, "big")
+        + (len(body) + 8).to_bytes(2, "big")
+        + b"\0\0"
+    )
+    src, dst = bytes((10, 1, 0, 7)), bytes((10, 2, 0, 9))
+    return (
+        ip.ipv4_header(src, dst, 17, len(udp) + len(body), tos=0, ttl=64, df=True, ident=1)
+        + udp
+        + body
+    )
+
+
+def scapy_rows(
+    name: str,
+    packet: bytes,
+    ours_out: Callable[[], object],
+    ours_in: Callable[[], object],
+    sealed: bytes,
+) -> None:
+    """Ours against scapy's SecurityAssociation (untyped: reached through Any)."""
+    try:
+        inet: Any = importlib.import_module("scapy.layers.inet")
+        ipsec: Any = importlib.import_module("scapy.layers.ipsec")
+    except ImportError:
+        print(f"{name}: scapy is not installed; its rows are skipped")
+        return
+    _, crypt, key_len, auth = TRANSFORMS[name]
+    key = bytes(range(key_len))
+    extra = {"auth_algo": auth, "auth_key": bytes(range(32))} if auth else {}
+    tunnel = inet.IP(src=LOCAL, dst=PEER)
+    sa = ipsec.SecurityAssociation
+    sender = sa(
+        ipsec.ESP, spi=SPI_OUT, crypt_algo=crypt, crypt_key=key, tunnel_header=tunnel, **extra
+    )
+    receiver = sa(ipsec.ESP, spi=SPI_OUT, crypt_algo=crypt, crypt_key=key, **extra)
+    for label, ours, theirs in (
+        ("output() vs scapy encrypt", ours_out, lambda: sender.encrypt(inet.IP(packet))),
+        ("input() vs scapy decrypt", ours_in, lambda: receiver.decrypt(inet.IP(sealed))),
+    ):
+        ours_us, scapy_us = side_by_side(ours, theirs, 200, rounds=3)
+        report(f"{name} {label}", ours_us, scapy_us, "scapy", "<= 0.01x")
+        print(f"{'':<44} {scapy_us / ours_us:.0f}x faster than scapy (goal >= 100x)")
+
+
+def bare_aead(name: str) -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]] | None:
+    """One library call of the transform on the payload, for the ratio's denominator."""
+    nonce, aad = bytes(12), bytes(8)
+    aead: AESGCM | ChaCha20Poly1305
+    if name == "aes-gcm-16":
+        aead = AESGCM(bytes(16))
+    elif name == "chacha20-poly1305":
+        aead = ChaCha20Poly1305(bytes(32))
+    else:
+        return None
+    return (lambda data: aead.encrypt(nonce, data, aad)), (
+        lambda data: aead.decrypt(nonce, data, aad)
+    )
+
+
+def measure(name: str, algorithms: str, registry: Registry, packet: bytes) -> None:
+    """Every row of one transform."""
+    local = datapath(algorithms, reverse=False, registry=registry)
+    peer = datapath(algorithms, reverse=True, registry=registry)
+    stream = iter([local.output(packet)[0] for _ in range(40_000)])
+    sealed = local.output(packet)[0]
+
+    def ours_out() -> object:
+        return local.output(packet)
+
+    def ours_in() -> object:
+        return peer.input(next(stream))
+
+    bare = bare_aead(name)
+    if bare is not None:
+        encrypt, decrypt = bare
+        payload = packet + bytes(4)  # the trailer ESP adds
+        sealed_payload = encrypt(payload)
+        ours, bare_us = side_by_side(ours_out, lambda: encrypt(payload), 2000, rounds=5)
+        report(f"{name} output() vs one AEAD encrypt", ours, bare_us, "bare", "<= 2x")
+        ours, bare_us = side_by_side(ours_in, lambda: decrypt(sealed_payload), 2000, rounds=5)
+        report(f"{name} input() vs one AEAD decrypt", ours, bare_us, "bare", "<= 2x")
+    scapy_rows(name, packet, ours_out, ours_in, sealed)
+
+
+def main() -> None:
+    registry = Registry("off")
+    packet = inner_packet()
+    for name, (algorithms, *_) in TRANSFORMS.items():
+        measure(name, algorithms, registry, packet)
+
+
+if __name__ == "__main__":
+    main()

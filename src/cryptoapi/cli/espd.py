@@ -1,0 +1,151 @@
+"""``cryptoapi espd``: a userspace IPsec endpoint between a TUN device and ESP.
+
+    cryptoapi espd --tun esp0 -f ipsec.conf [--udp-port 4500] [--raw-esp] [--pcap esp.pcap]
+    cryptoapi espd --tun esp0 --socket /run/cryptoapi/keyd.sock
+
+Plaintext packets the host routes into the TUN device NAME (opened, or created; brought up
+with MTU ``--mtu``) are protected by the SAs and policies of a setkey file (``-f``) or of the
+key daemon at ``--socket``, which espd follows (its dump, then its changes; keys are fetched
+with GET). ESP goes in UDP from ``--udp-port`` to the peer's (RFC 3948, as strongSwan's
+kernel-libipsec sends it), or with ``--raw-esp`` as IP protocol 50. ESP received is checked,
+decrypted and written to the TUN device. Addresses and routes on the TUN device are the
+administrator's (``ip addr``, ``ip route``).
+
+``--pcap FILE`` records every ESP packet sent and received (whole IP packets; for UDP the
+outer IP/UDP header is rebuilt) for Wireshark or tshark. SIGUSR1 prints the counters
+(``/proc/net/xfrm_stat`` layout, then espd's own) to standard output, as does the exit;
+SIGTERM or SIGINT stops espd.
+"""
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cryptoapi.esp.espd.endpoint import Endpoint
+    from cryptoapi.esp.espd.follower import Follower
+    from cryptoapi.esp.espd.pcap import PcapWriter
+    from cryptoapi.esp.espd.sockets import EspSocket
+    from cryptoapi.esp.espd.tun import TunDevice
+    from cryptoapi.pfkey.manager import KeyManager
+
+# Stated here, not imported: importing cryptoapi.esp loads the data path and its ciphers
+# (about 0.1 s), which no other command should pay for. tests/esp/test_espd.py checks
+# that they agree with cryptoapi.esp.espd.pcap.LINKTYPES and tun.DEFAULT_MTU.
+LINK_TYPES = ("ethernet", "raw")
+DEFAULT_MTU = 1400
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "espd",
+        help="run a userspace IPsec (ESP) endpoint on a TUN device",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--tun", required=True, metavar="NAME", help="the TUN device")
+    keys = parser.add_mutually_exclusive_group(required=True)
+    keys.add_argument("--socket", help="follow the key daemon listening on this socket")
+    keys.add_argument("-f", dest="file", metavar="FILE", help="SAs and policies (setkey)")
+    parser.add_argument("--udp-port", type=int, default=4500, help="UDP port (default 4500)")
+    parser.add_argument("--raw-esp", action="store_true", help="send ESP as IP protocol 50")
+    parser.add_argument("--pcap", metavar="FILE", help="record every ESP packet here")
+    parser.add_argument("--pcap-link", choices=LINK_TYPES, default="raw", help="capture link type")
+    parser.add_argument(
+        "--mtu", type=int, default=DEFAULT_MTU, help=f"TUN MTU, 0 to keep (default {DEFAULT_MTU})"
+    )
+    parser.add_argument("--selftests", help="self-test mode (off, lazy, eager, full)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("espd: %(message)s"))
+    logger = logging.getLogger("cryptoapi")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        with contextlib.ExitStack() as cleanup:
+            built = _build(args, cleanup)
+            if built is None:
+                return 1
+            endpoint, greeting = built
+            cleanup.pop_all()  # the endpoint closes what it holds
+            # said once SIGUSR1 and SIGTERM are handled: whoever waits for it may use them
+            return endpoint.run(ready=lambda: print(greeting, file=sys.stderr, flush=True))
+    except OSError as error:
+        print(f"espd: {error}", file=sys.stderr)
+        return 1
+    finally:
+        logger.removeHandler(handler)
+
+
+def _build(
+    args: argparse.Namespace, cleanup: contextlib.ExitStack
+) -> "tuple[Endpoint, str] | None":
+    """The loop, each part it needs closed by ``cleanup`` if a later one fails, and the
+    line that says it is ready; None (after saying why) when the setkey file has refused
+    statements."""
+    from cryptoapi.esp import Datapath
+    from cryptoapi.esp.espd import keyfile
+    from cryptoapi.esp.espd.endpoint import Endpoint
+    from cryptoapi.esp.espd.notices import Notices
+    from cryptoapi.pfkey.manager import KeyManager
+    from cryptoapi.registry.registry import Registry
+
+    key_manager = KeyManager(Registry(args.selftests) if args.selftests else None)
+    refused = keyfile.load(key_manager, args.file) if args.file else []
+    for line in refused:
+        print(f"espd: {line}", file=sys.stderr)
+    if refused:
+        return None
+    follower = _follow(args.socket, key_manager, cleanup) if args.socket else None
+    encap = None if args.raw_esp else args.udp_port
+    datapath = Datapath(key_manager, encap_port=encap, notify=Notices())
+    tun, sockets = _devices(args, cleanup)
+    endpoint = Endpoint(datapath, tun, sockets, follower=follower, pcap=_pcap(args, cleanup))
+    where = "raw ESP and " if args.raw_esp else ""
+    greeting = (
+        f"espd: ready on {tun.name}, {where}UDP/{args.udp_port}: {len(key_manager.sad)} SAs,"
+        f" {len(key_manager.spd)} policies (pid {os.getpid()})"
+    )
+    return endpoint, greeting
+
+
+def _follow(path: str, key_manager: "KeyManager", cleanup: contextlib.ExitStack) -> "Follower":
+    """A follower of the key daemon at ``path``, connected and synced (PfkeyError if not)."""
+    from cryptoapi.esp.espd.follower import Follower
+    from cryptoapi.esp.espd.mirror import Mirror
+
+    follower = Follower(path, Mirror(key_manager))
+    follower.connect()
+    cleanup.callback(follower.close)
+    return follower
+
+
+def _devices(
+    args: argparse.Namespace, cleanup: contextlib.ExitStack
+) -> "tuple[TunDevice, list[EspSocket]]":
+    """The TUN device and the ESP sockets (OSError if the host refuses them)."""
+    from cryptoapi.esp.espd.sockets import open_sockets
+    from cryptoapi.esp.espd.tun import open_tun
+
+    tun = open_tun(args.tun, mtu=args.mtu or None)
+    cleanup.callback(tun.close)
+    sockets = open_sockets(udp_port=args.udp_port, raw_esp=args.raw_esp)
+    for sock in sockets:
+        cleanup.callback(sock.close)
+    return tun, sockets
+
+
+def _pcap(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> "PcapWriter | None":
+    from cryptoapi.esp.espd.pcap import LINKTYPES, PcapWriter
+
+    if not args.pcap:
+        return None
+    pcap = PcapWriter(args.pcap, linktype=LINKTYPES[args.pcap_link])
+    cleanup.callback(pcap.close)
+    return pcap

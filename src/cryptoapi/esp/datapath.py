@@ -1,0 +1,484 @@
+"""The ESP data path over a key manager's SAD and SPD (RFC 4301 §5, RFC 4303 §3, RFC 3948).
+
+``output(packet)`` takes a plaintext IP packet (as read from a TUN device), finds its
+outbound policy and SA and returns the ESP packet; ``input(packet)`` takes an inbound IP
+packet carrying ESP (raw, or in UDP) and returns the packet it protected. Neither raises on
+packet content: a packet that cannot be handled is dropped and counted under Linux's
+``/proc/net/xfrm_stat`` names (:meth:`Datapath.stats`). No plaintext of an unauthenticated
+packet is ever returned, and nothing but counters changes for a dropped one (the replay
+window moves only for authentic packets).
+
+Outbound (RFC 4301 §5.1): no policy, or ``none``, lets the packet through unchanged;
+``discard`` drops it (``XfrmOutPolBlock``); ``ipsec`` protects it with the SA its request
+selects (:mod:`~cryptoapi.esp.policies`). Without one, an ACQUIRE goes to the registered key
+managers (once per 30 s per SA wanted, Linux's ``XFRM_ACQ_EXPIRES``) and the packet is
+dropped (``XfrmOutNoStates``), or sent in clear for a ``use`` request. A policy must have
+exactly one request, for ESP (AH, IPComp and nested bundles are not implemented:
+``XfrmOutBundleGenError``).
+
+Inbound (RFC 4301 §5.2): the SA by (destination, SPI) (``XfrmInNoStates``), then RFC 4303
+§3.4 (:mod:`~cryptoapi.esp.encap`), then the inbound SPD on the decapsulated packet: an
+``ipsec`` policy whose request the SA does not satisfy (``XfrmInTmplMismatch``),
+``discard`` (``XfrmInPolBlock``), and a tunnel-mode packet with no policy at all
+(``XfrmInNoPols``) are dropped, as Linux's ``__xfrm_policy_check`` does. A plaintext packet
+that an ``ipsec`` policy requires protection for is dropped too.
+
+Plain headers only: IPv4 options and IPv6 extension headers (outer or inner) are dropped
+(``XfrmInHdrError``, ``XfrmOutError``). Lifetimes: every packet adds its plaintext length
+and one allocation to its SA; crossing a soft or hard byte or packet limit, or the first
+use, goes through the key manager, whose EXPIREs (and ACQUIREs) are handed to ``notify``.
+Time limits fire from :meth:`tick`. A sequence number that would wrap (without ESN, after
+2^32 - 1 packets) stops the SA sending and expires it (RFC 4303 §3.3.3).
+"""
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from cryptoapi.esp import encap, ip
+from cryptoapi.esp.ip import AF_INET, IPPROTO_ESP, IPPROTO_NONE, IPPROTO_UDP, Flow
+from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup, endpoints, sa_mode, select_sa
+from cryptoapi.esp.state import EspState
+from cryptoapi.esp.stats import format_stats, new_counters
+from cryptoapi.esp.tunnel import decapsulated_ecn, inner_protocol, outer_header
+from cryptoapi.pfkey.constants import (
+    IpsecDir,
+    IpsecLevel,
+    IpsecMode,
+    PolicyType,
+    SaState,
+    SaType,
+)
+from cryptoapi.pfkey.extensions import Lifetime
+from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.policy import IpsecRequest
+from cryptoapi.pfkey.sad import SecurityAssociation
+from cryptoapi.pfkey.spd import SecurityPolicy
+
+ACQUIRE_INTERVAL = 30.0
+"""Seconds before another ACQUIRE for the same SA (Linux ``XFRM_ACQ_EXPIRES``)."""
+NAT_KEEPALIVE = b"\xff"  # RFC 3948 §2.3
+NON_ESP_MARKER = b"\0\0\0\0"  # RFC 3948 §2.2: IKE on the same port
+USABLE = (SaState.MATURE, SaState.DYING)
+ESP = int(SaType.ESP)
+
+Notify = Callable[[list[bytes]], None]
+
+
+class Outbound(NamedTuple):
+    """One packet to send, for a transport whose socket writes the outer headers:
+    ``payload`` is the ESP packet from ``src`` to ``dst`` (packed addresses), in UDP
+    between ``sport`` and ``dport``, or raw ESP when both are 0. ``sport`` and ``dport``
+    are -1 for a packet no policy protects: ``payload`` is the plaintext packet itself."""
+
+    family: int
+    src: bytes
+    dst: bytes
+    sport: int
+    dport: int
+    payload: bytes
+
+
+class _Plan(NamedTuple):
+    """What the outbound SPD and SAD say for one flow (until either changes)."""
+
+    action: int  # PolicyType, or -1: no policy
+    state: EspState | None  # the SA to use, for IPSEC
+    request: IpsecRequest | None
+    policy: SecurityPolicy | None
+
+
+_BYPASS = _Plan(PolicyType.NONE, None, None, None)
+_DISCARD = _Plan(PolicyType.DISCARD, None, None, None)
+
+
+class Datapath:
+    """ESP for one key manager's SAs and policies (see the module doc).
+
+    ``encap_port``: None sends raw ESP unless an SA has its own NAT-T ports; a port number
+    puts every SA's ESP in UDP between that port on both sides (RFC 3948), as strongSwan's
+    kernel-libipsec does. ``notify`` receives the PF_KEY messages the data path causes
+    (EXPIRE, ACQUIRE) for the registered key managers. ``clock`` is the key manager's.
+    """
+
+    def __init__(
+        self,
+        key_manager: KeyManager,
+        *,
+        encap_port: int | None = None,
+        notify: Notify | None = None,
+    ) -> None:
+        self.key_manager = key_manager
+        self.encap_port = encap_port
+        self._notify = notify
+        self._sad = key_manager.sad
+        self._spd = key_manager.spd
+        self._out = PolicyLookup(key_manager.spd, IpsecDir.OUTBOUND)
+        self._in = PolicyLookup(key_manager.spd, IpsecDir.INBOUND)
+        self._states: dict[tuple[int, bytes, int], EspState] = {}
+        self._plans: dict[tuple[int, bytes, bytes, int, int, int], _Plan] = {}
+        self._generations = (-1, -1)
+        self._in_verdicts: dict[tuple[tuple[int, bytes, bytes, int, int, int], int], str] = {}
+        self._acquired: dict[tuple[bytes, bytes, int], float] = {}
+        self._counters = new_counters()
+        self._ident = 0
+
+    # -- outbound -----------------------------------------------------------------------
+
+    def output(self, packet: bytes) -> list[bytes]:
+        """The packets to send for one outbound plaintext packet (see the module doc)."""
+        flow = ip.flow(packet)
+        if flow is None:
+            self._count("XfrmOutError")
+            return []
+        plan = self._plan(flow)
+        if plan.state is None:
+            return self._unprotected(plan, packet, flow)
+        state = plan.state
+        esp = self._protect(state, packet, flow)
+        if esp is None:
+            return []
+        if state.tunnel:
+            return [self._tunnel_packet(state, esp, flow)]
+        return [ip.with_protocol(packet, flow.header, *self._transport_payload(state, esp))]
+
+    def output_esp(self, packet: bytes) -> list[Outbound]:
+        """As :meth:`output`, without the outer IP and UDP headers (see :class:`Outbound`)."""
+        flow = ip.flow(packet)
+        if flow is None:
+            self._count("XfrmOutError")
+            return []
+        plan = self._plan(flow)
+        if plan.state is None:
+            return [Outbound(flow.family, flow.src, flow.dst, -1, -1, p)
+                    for p in self._unprotected(plan, packet, flow)]  # fmt: skip
+        state = plan.state
+        esp = self._protect(state, packet, flow)
+        if esp is None:
+            return []
+        if state.tunnel:
+            return [Outbound(state.family, state.src, state.dst, state.sport, state.dport, esp)]
+        return [Outbound(flow.family, flow.src, flow.dst, state.sport, state.dport, esp)]
+
+    def _plan(self, flow: Flow) -> _Plan:
+        if (
+            self._sad.generation != self._generations[0]
+            or self._spd.generation != self._generations[1]
+        ):
+            self._plan_generations()
+        key = flow[:6]
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._decide(flow)
+        return plan
+
+    def _plan_generations(self) -> None:
+        """Forget the cached plans and verdicts if the SAD or SPD changed since."""
+        sad, spd = self._sad.generation, self._spd.generation
+        if sad != self._generations[0] or spd != self._generations[1]:
+            self._plans.clear()
+            self._in_verdicts.clear()
+            self._generations = (sad, spd)
+
+    def _decide(self, flow: Flow) -> _Plan:
+        policy = self._out.find(flow)
+        if policy is None or policy.type == PolicyType.NONE:
+            return _BYPASS
+        if policy.type != PolicyType.IPSEC:
+            return _DISCARD
+        if len(policy.requests) != 1 or policy.requests[0].proto != IPPROTO_ESP:
+            return _Plan(-1, None, None, policy)  # not implemented: counted as such
+        request = policy.requests[0]
+        sa = select_sa(self._sad, request, *endpoints(request, flow))
+        state = None if sa is None else self.state_of(sa)
+        return _Plan(PolicyType.IPSEC, state, request, policy)
+
+    def _unprotected(self, plan: _Plan, packet: bytes, flow: Flow) -> list[bytes]:
+        """A packet with no SA to protect it: through, dropped, or an ACQUIRE first."""
+        if plan.action == PolicyType.NONE:
+            self._count("EspOutBypass")
+            return [packet]
+        if plan.action == PolicyType.DISCARD:
+            self._count("XfrmOutPolBlock")
+            return []
+        if plan.request is None:
+            self._count("XfrmOutBundleGenError")
+            return []
+        self._acquire(plan.request, flow)
+        if plan.request.level == IpsecLevel.USE:
+            self._count("EspOutBypass")
+            return [packet]
+        self._count("XfrmOutNoStates")
+        return []
+
+    def _protect(self, state: EspState, packet: bytes, flow: Flow) -> bytes | None:
+        """The ESP packet for ``packet`` on ``state``'s SA, or None (dropped, counted)."""
+        if state.sa.state not in USABLE:  # (a removed SA changed the plan already)
+            self._count("XfrmOutStateExpired")
+            return None
+        if state.seq >= state.seq_max:
+            self._seq_overflow(state)
+            return None
+        if state.tunnel:
+            esp = encap.seal(state, packet, inner_protocol(flow))
+        else:
+            esp = encap.seal(state, packet[flow.header :], flow.proto)
+        self._count_use(state, len(packet), "EspOutPackets", "EspOutBytes")
+        return esp
+
+    def _tunnel_packet(self, state: EspState, esp: bytes, inner: Flow) -> bytes:
+        proto, payload = self._transport_payload(state, esp)
+        self._ident += 1
+        return outer_header(state, proto, len(payload), inner, self._ident) + payload
+
+    def _transport_payload(self, state: EspState, esp: bytes) -> tuple[int, bytes]:
+        """(protocol, payload) after the IP header: ESP, or UDP carrying ESP."""
+        if not state.dport:
+            return IPPROTO_ESP, esp
+        src, dst = state.src, state.dst
+        udp = ip.udp_header(
+            state.family, src, dst, sport=state.sport, dport=state.dport, payload=esp
+        )
+        return IPPROTO_UDP, udp + esp
+
+    def _acquire(self, request: IpsecRequest, flow: Flow) -> None:
+        src, dst = endpoints(request, flow)
+        wanted = (src, dst, request.reqid)
+        now = self.key_manager.clock()
+        if now - self._acquired.get(wanted, -ACQUIRE_INTERVAL) < ACQUIRE_INTERVAL:
+            return
+        self._acquired[wanted] = now
+        self._count("EspAcquires")
+        self._send(self.key_manager.acquire(ESP, src, dst))
+
+    def _seq_overflow(self, state: EspState) -> None:
+        """RFC 4303 §3.3.3: no cycling; the SA is done (a hard EXPIRE, as a hard limit)."""
+        self._count("XfrmOutStateSeqError")
+        sa = state.sa
+        reached = Lifetime(3, sa.allocations, sa.nbytes, 0, 0)  # SADB_EXT_LIFETIME_HARD
+        self._send(self.key_manager.expire(sa, reached))
+
+    # -- inbound ------------------------------------------------------------------------
+
+    def input(self, packet: bytes) -> bytes | None:
+        """The packet an inbound ESP (or ESP-in-UDP) packet protected, or None (dropped);
+        other packets are checked against the inbound SPD and returned if allowed."""
+        flow = ip.flow(packet)
+        if flow is None:
+            return self._drop_in("XfrmInHdrError")
+        if flow.proto == IPPROTO_ESP:
+            esp = packet[flow.header :]
+            return self._input(esp, flow.src, flow.dst, flow.tos, packet[: flow.header])
+        if flow.proto == IPPROTO_UDP:
+            start = flow.header + ip.UDP_HEADER
+            if (
+                len(packet) < start
+                or ip.udp_length(packet, flow.header) != len(packet) - flow.header
+            ):
+                return self._drop_in("XfrmInHdrError")  # no whole UDP header, or a bad length
+            if self._is_encap_port(flow.dport):
+                header = packet[: flow.header]
+                return self._udp(packet[start:], flow.src, flow.dst, flow.tos, header)
+        return self._plaintext(packet, flow)
+
+    def input_esp(
+        self, payload: bytes, src: bytes, dst: bytes, *, udp: bool, tos: int = 0
+    ) -> bytes | None:
+        """As :meth:`input`, for a transport that took the IP (and UDP) headers off:
+        ``src``/``dst`` are the packed outer addresses, ``udp`` says whether ``payload``
+        came in a UDP datagram (RFC 3948 markers apply), ``tos`` the outer TOS/traffic
+        class if known (for ECN)."""
+        if udp:
+            return self._udp(payload, src, dst, tos, None)
+        return self._input(payload, src, dst, tos, None)
+
+    def _is_encap_port(self, port: int) -> bool:
+        return port == (self.encap_port or 4500)
+
+    def _udp(
+        self, payload: bytes, src: bytes, dst: bytes, tos: int, header: bytes | None
+    ) -> bytes | None:
+        """RFC 3948 §2: a NAT keepalive, IKE behind the non-ESP marker, or ESP."""
+        if payload == NAT_KEEPALIVE:
+            self._count("EspInKeepalive")
+            return None
+        if payload[:4] == NON_ESP_MARKER:
+            self._count("EspInIke")
+            return None
+        return self._input(payload, src, dst, tos, header)
+
+    def _input(
+        self, esp: bytes, src: bytes, dst: bytes, tos: int, header: bytes | None
+    ) -> bytes | None:
+        if len(esp) < encap.ESP_HEADER:
+            return self._drop_in("XfrmInHdrError")
+        key = (ESP, dst, int.from_bytes(esp[:4], "big"))
+        sa = self._sad.by_key.get(key)
+        if sa is None:
+            return self._drop_in("XfrmInNoStates")
+        if sa.state not in USABLE:
+            return self._drop_in("XfrmInStateInvalid")
+        state = self._states.get(key)
+        if state is None or state.sa is not sa:
+            state = self.state_of(sa)
+        opened = encap.open_esp(state, esp)
+        if isinstance(opened, str):
+            return self._drop_in(opened)
+        payload, next_header = opened
+        self._count_use(state, len(payload), "EspInPackets", "EspInBytes")
+        if next_header == IPPROTO_NONE:  # RFC 4303 §2.6: a dummy packet, discarded
+            self._count("EspInDummy")
+            return None
+        if state.tunnel:
+            return self._decapsulated(state, payload, next_header, tos)
+        return self._transport_input(state, payload, next_header, src=src, dst=dst, header=header)
+
+    def _decapsulated(
+        self, state: EspState, inner: bytes, next_header: int, tos: int
+    ) -> bytes | None:
+        flow = ip.flow(inner)
+        if flow is None or next_header != inner_protocol(flow):
+            return self._drop_in("XfrmInStateModeError")
+        ecn = decapsulated_ecn(tos & ip.ECN_MASK, flow.tos & ip.ECN_MASK)
+        if ecn is None:
+            return self._drop_in("XfrmInError")  # RFC 6040 §4.2: CE on a Not-ECT packet
+        if ecn != flow.tos & ip.ECN_MASK:
+            inner = ip.with_ecn(inner, ecn)
+        return inner if self._allowed(flow, state) else None
+
+    def _transport_input(
+        self,
+        state: EspState,
+        payload: bytes,
+        next_header: int,
+        *,
+        src: bytes,
+        dst: bytes,
+        header: bytes | None,
+    ) -> bytes | None:
+        if header is None:  # the transport took the header off: make a plain one
+            family = AF_INET if len(dst) == 4 else ip.AF_INET6
+            header = (
+                ip.ipv4_header(src, dst, 0, 0, tos=0, ttl=64, df=True, ident=0)
+                if family == AF_INET
+                else ip.ipv6_header(src, dst, 0, 0, tclass=0, hops=64)
+            )
+        packet = ip.with_protocol(header, len(header), next_header, payload)
+        flow = ip.flow(packet)
+        if flow is None:
+            return self._drop_in("XfrmInHdrError")
+        return packet if self._allowed(flow, state) else None
+
+    def _plaintext(self, packet: bytes, flow: Flow) -> bytes | None:
+        """An inbound packet no SA carried: allowed unless a policy wants it protected."""
+        policy = self._in.find(flow)
+        if policy is None or policy.type == PolicyType.NONE:
+            self._count("EspInBypass")
+            return packet
+        if policy.type != PolicyType.IPSEC:
+            return self._drop_in("XfrmInPolBlock")
+        if all(request.level == IpsecLevel.USE for request in policy.requests):
+            self._count("EspInBypass")
+            return packet
+        return self._drop_in("XfrmInTmplMismatch")
+
+    def _allowed(self, flow: Flow, state: EspState) -> bool:
+        """The inbound SPD check after decapsulation (RFC 4301 §5.2 step 4), its verdict
+        per (flow, SA) cached until the SAD or SPD changes."""
+        self._plan_generations()
+        key = (flow[:6], id(state))
+        verdict = self._in_verdicts.get(key)
+        if verdict is None:
+            if len(self._in_verdicts) >= FLOW_CACHE:
+                self._in_verdicts.clear()
+            verdict = self._in_verdicts[key] = self._verdict(flow, state)
+        if verdict:
+            self._count(verdict)
+            return False
+        return True
+
+    def _verdict(self, flow: Flow, state: EspState) -> str:
+        """The counter a decapsulated packet is dropped under, or "" if it is allowed."""
+        policy = self._in.find(flow)
+        if policy is None:
+            return "XfrmInNoPols" if state.tunnel else ""
+        if policy.type == PolicyType.DISCARD:
+            return "XfrmInPolBlock"
+        requests = policy.requests if policy.type == PolicyType.IPSEC else ()
+        matched = [r for r in requests if _satisfies(state, r)]
+        unmet = [r for r in requests if r not in matched and r.level != IpsecLevel.USE]
+        if unmet or (not matched and state.tunnel):
+            return "XfrmInTmplMismatch"
+        return ""
+
+    # -- state, lifetimes and counters --------------------------------------------------
+
+    def state_of(self, sa: SecurityAssociation) -> EspState:
+        """The data path's state of ``sa`` (its transforms, the last sequence number sent
+        ``seq``, its ``replay`` window), made on its first packet. PF_KEY has no message
+        that sets an SA's sequence numbers (Linux's netlink has ``XFRMA_REPLAY_ESN_VAL``):
+        moving an SA between data paths, or a test, sets them here."""
+        state = self._states.get(sa.key)
+        if state is not None and state.sa is not sa and state.same_keys(sa):
+            state.rebind(sa)  # an UPDATE of its lifetimes: its sequence numbers go on
+        if state is None or state.sa is not sa:
+            if len(self._states) > len(self._sad) * 2 + 64:
+                self._forget_gone()
+            state = self._states[sa.key] = EspState(self.key_manager.registry, sa, self.encap_port)
+        return state
+
+    def _forget_gone(self) -> None:
+        by_key = self._sad.by_key
+        for key, state in list(self._states.items()):
+            if by_key.get(key) is not state.sa:
+                del self._states[key]
+
+    def _count_use(self, state: EspState, nbytes: int, packets: str, octets: str) -> None:
+        sa = state.sa
+        sa.nbytes += nbytes
+        sa.allocations += 1
+        counters = self._counters
+        counters[packets] += 1
+        counters[octets] += nbytes
+        if not sa.used or sa.nbytes >= state.limit_bytes or sa.allocations >= state.limit_packets:
+            self._send(
+                self.key_manager.account(sa.satype, sa.dst, sa.spi)
+            )  # first use (its timers) or a limit: the key manager fires what is due
+            state.update_limits()
+
+    def tick(self) -> None:
+        """Fire the time limits that are due (call every second or so)."""
+        self._send(self.key_manager.tick())
+
+    def _send(self, messages: list[bytes]) -> None:
+        if messages and self._notify is not None:
+            self._notify(messages)
+
+    def _count(self, counter: str) -> None:
+        self._counters[counter] += 1
+
+    def _drop_in(self, counter: str) -> bytes | None:
+        """Count an inbound drop; None, the result of a dropped packet."""
+        self._counters[counter] += 1
+        return None
+
+    def stats(self) -> dict[str, int]:
+        """The counters: Linux's ``/proc/net/xfrm_stat`` names, then ours (``Esp...``)."""
+        return dict(self._counters)
+
+    def format_stats(self) -> str:
+        """The Linux counters in ``/proc/net/xfrm_stat``'s exact format."""
+        return format_stats(self._counters)
+
+
+def _satisfies(state: EspState, request: IpsecRequest) -> bool:
+    """Linux ``xfrm_state_ok``: protocol, mode, reqid (if the request has one) and, for a
+    tunnel, the endpoints."""
+    sa = state.sa
+    if request.proto != IPPROTO_ESP or sa_mode(sa) != request.mode:
+        return False
+    if request.reqid and sa.reqid != request.reqid:
+        return False
+    if request.mode == IpsecMode.TUNNEL and request.tunnel is not None:
+        src, dst = request.tunnel
+        return src.addr == state.src and dst.addr == state.dst
+    return True
