@@ -1,0 +1,335 @@
+"""espd's loop: packets between the TUN device and the ESP sockets, through the data path.
+
+One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
+
+- TUN (plaintext from the host's routes): each packet goes to ``datapath.output_esp``; each
+  ESP packet it returns is sent on the socket of its family and encapsulation (UDP when it
+  has ports, raw protocol 50 when not). A packet no IPsec policy covers (ports -1) is
+  dropped and counted: espd sends nothing in the clear.
+- an ESP socket: the packet goes to ``datapath.input`` (a whole IPv4 packet from a raw
+  socket) or ``datapath.input_esp`` (the payload, with the addresses the socket reported);
+  the decrypted packet, if any, is written to the TUN.
+- keyd's socket (``--socket``): broadcasts go to the :class:`~.follower.Follower`.
+- the signal pipe: SIGUSR1 prints the counters, SIGTERM and SIGINT stop the loop;
+- the clock: once a second ``datapath.tick()`` runs the key manager's lifetimes (their
+  EXPIREs go to the data path's ``notify``), and a lost keyd is reconnected when due.
+
+Each source gives at most ``BATCH`` packets per turn, so none starves the others. The loop
+moves bytes and routes results; it parses no packet (the data path does; the capture's
+outer headers are rebuilt by :mod:`.frames`) and changes no SA (the key manager does,
+through PF_KEY messages).
+
+Nothing a packet holds stops the loop: the data path drops and counts bad packets, and
+every send or write error (EAGAIN, ENOBUFS, ECONNREFUSED, EHOSTUNREACH ...) or receive
+error is counted by errno and the packet dropped, as the kernel drops a packet it cannot
+queue. An exception the data path should not raise is logged once and counted
+(``EspdDatapathExceptions``) and the packet dropped.
+
+Durability: espd keeps no state of its own. Its SAs are the key manager's (a setkey file
+read at start, or keyd's, followed); sequence numbers and replay windows live in memory
+and start again with the process, as a kernel's do at reboot. The capture is written
+record by record (see :mod:`.pcap`). The counters are printed at exit.
+"""
+
+import contextlib
+import errno
+import logging
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Protocol, TextIO
+
+from cryptoapi.esp.espd.follower import Follower
+from cryptoapi.esp.espd.frames import outer_packet
+from cryptoapi.esp.espd.pcap import PcapWriter
+from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received
+from cryptoapi.esp.espd.tun import TunDevice
+
+log = logging.getLogger(__name__)
+
+BATCH = 64
+"""Packets taken from one source per turn."""
+MAX_PACKET = 65535
+TICK = 1.0
+"""The longest wait between two looks at the key manager's lifetime timers."""
+
+
+class Outbound(Datagram, Protocol):
+    """What ``output_esp`` returns per packet (the data path's ``Outbound``)."""
+
+    @property
+    def family(self) -> int: ...
+
+
+class DataPath(Protocol):
+    """The part of :class:`cryptoapi.esp.Datapath` the loop uses."""
+
+    def output_esp(self, packet: bytes) -> Sequence[Outbound]: ...
+    def input(self, packet: bytes) -> bytes | None: ...
+    def input_esp(self, payload: bytes, src: bytes, dst: bytes, *, udp: bool) -> bytes | None: ...
+    def tick(self) -> None: ...
+    def stats(self) -> dict[str, int]: ...
+    def format_stats(self) -> str: ...
+
+
+class Endpoint:
+    """The loop over ``tun`` and ``sockets`` for ``datapath`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        datapath: DataPath,
+        tun: TunDevice,
+        sockets: list[EspSocket],
+        *,
+        follower: Follower | None = None,
+        pcap: PcapWriter | None = None,
+        out: TextIO = sys.stdout,
+    ) -> None:
+        self.datapath = datapath
+        self.tun = tun
+        self.sockets = sockets
+        self.follower = follower
+        self.pcap = pcap
+        self.out = out
+        self.counters: Counter[str] = Counter()
+        self._by_route = {(s.family, not s.raw): s for s in sockets}
+        self._stopping = False
+        self._stats_wanted = False
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._keyd: tuple[int | None, int] = (None, 0)  # (fd, connection number) watched
+        self._next_tick = 0.0
+
+    # -- control -----------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """End :meth:`run` (from a signal handler or another thread)."""
+        self._stopping = True
+        self._wake()
+
+    def request_stats(self) -> None:
+        """Print the counters at the next turn of the loop (SIGUSR1)."""
+        self._stats_wanted = True
+        self._wake()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):  # full (a wake-up is pending) or closed (ended)
+            self._wake_w.send(b"x")
+
+    def run(self, ready: Callable[[], None] | None = None) -> int:
+        """Serve until SIGTERM/SIGINT (or :meth:`stop`); print the counters; 0. ``ready``
+        is called once the signal handlers are in place and every source is watched."""
+        previous = self._signals()
+        try:
+            self._register()
+            if ready is not None:
+                ready()
+            while not self._stopping:
+                self._turn()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.print_stats()
+            self.close()
+        return 0
+
+    def _signals(self) -> dict[int, Callable[[int, FrameType | None], object] | int | None]:
+        def on_stop(signum: int, frame: FrameType | None) -> None:
+            self.stop()
+
+        def on_stats(signum: int, frame: FrameType | None) -> None:
+            self.request_stats()
+
+        handlers = {signal.SIGTERM: on_stop, signal.SIGINT: on_stop, signal.SIGUSR1: on_stats}
+        return {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
+
+    def _register(self) -> None:
+        self._selector.register(self._wake_r, selectors.EVENT_READ, self._on_wake)
+        self._selector.register(self.tun.fd, selectors.EVENT_READ, self._on_tun)
+        for sock in self.sockets:
+            self._selector.register(sock.sock, selectors.EVENT_READ, self._receiver(sock))
+        self._watch_keyd()
+
+    def _receiver(self, sock: EspSocket) -> Callable[[], None]:
+        return lambda: self._on_esp(sock)
+
+    def _watch_keyd(self) -> None:
+        """Watch the follower's socket: none while it is disconnected, the new one after a
+        reconnect. A connection is known by its number, not its fd, which the new socket
+        is likely to reuse (and a closed fd leaves epoll without a word)."""
+        if self.follower is None:
+            return
+        watched = (self.follower.fileno(), self.follower.connects)
+        if watched == self._keyd:
+            return
+        if self._keyd[0] is not None:
+            self._selector.unregister(self._keyd[0])
+        if watched[0] is not None:
+            self._selector.register(watched[0], selectors.EVENT_READ, self._on_keyd)
+        self._keyd = watched
+
+    def _turn(self) -> None:
+        pending = self.follower is not None and self.follower.pending()
+        for key, _ in self._selector.select(0.0 if pending else self._timeout()):
+            key.data()
+        if pending:
+            self._on_keyd()
+        now = time.monotonic()
+        if now >= self._next_tick:  # lifetimes count in seconds: once a second will do
+            self._next_tick = now + TICK
+            self.datapath.tick()
+        if self.follower is not None:
+            self.follower.retry_if_due()
+        self._watch_keyd()
+        if self._stats_wanted:
+            self._stats_wanted = False
+            self.print_stats()
+
+    def _timeout(self) -> float:
+        if self.follower is not None:
+            return min(TICK, self.follower.until_retry())
+        return TICK
+
+    # -- the sources -------------------------------------------------------------------
+
+    def _on_wake(self) -> None:
+        try:
+            while self._wake_r.recv(64):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+
+    def _on_keyd(self) -> None:
+        if self.follower is not None:
+            self.follower.on_readable()
+
+    def _on_tun(self) -> None:
+        for _ in range(BATCH):
+            try:
+                packet = os.read(self.tun.fd, MAX_PACKET)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:
+                self._count_error("EspdTunReadError", error)
+                return
+            self.counters["EspdTunInPackets"] += 1
+            self._output(packet)
+
+    def _output(self, packet: bytes) -> None:
+        try:
+            outs = self.datapath.output_esp(packet)
+        except Exception:
+            self._datapath_exception()
+            return
+        for out in outs:
+            if out.dport < 0:
+                self.counters["EspdOutNoPolicyDropped"] += 1
+                continue
+            sock = self._by_route.get((out.family, out.dport > 0))
+            if sock is None:
+                self.counters["EspdOutNoSocket"] += 1
+                continue
+            try:
+                sock.send(out)
+            except OSError as error:
+                self._count_error("EspdSendError", error)
+                continue
+            self.counters["EspdSendPackets"] += 1
+            if self.pcap is not None:
+                frame = outer_packet(out.src, out.dst, out.sport, out.dport, out.payload)
+                self._capture(frame, sent=True)
+
+    def _on_esp(self, sock: EspSocket) -> None:
+        for _ in range(BATCH):
+            try:
+                received = sock.receive()
+            except OSError as error:  # e.g. ECONNREFUSED from an ICMP error: consumed
+                self._count_error("EspdReceiveError", error)
+                continue
+            if received is None:
+                return
+            self.counters["EspdReceivePackets"] += 1
+            self._input(received, udp=not sock.raw)
+
+    def _input(self, received: Received, *, udp: bool) -> None:
+        if self.pcap is not None:
+            frame = received.packet or outer_packet(
+                received.src, received.dst, received.sport, received.dport, received.payload
+            )
+            self._capture(frame, sent=False)
+        try:
+            if received.packet is not None:
+                inner = self.datapath.input(received.packet)
+            else:
+                inner = self.datapath.input_esp(
+                    received.payload, received.src, received.dst, udp=udp
+                )
+        except Exception:
+            self._datapath_exception()
+            return
+        if inner is None:
+            return
+        try:
+            os.write(self.tun.fd, inner)
+        except OSError as error:
+            self._count_error("EspdTunWriteError", error)
+            return
+        self.counters["EspdTunOutPackets"] += 1
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _capture(self, frame: bytes, *, sent: bool) -> None:
+        assert self.pcap is not None
+        try:
+            self.pcap.write(frame, sent=sent)
+        except OSError as error:  # a full disk loses the capture, not the tunnel
+            self._count_error("EspdPcapError", error)
+            log.error("stopped writing the capture: %s", error)
+            self.pcap.close()
+            self.pcap = None
+
+    def _count_error(self, name: str, error: OSError) -> None:
+        self.counters[name + errno.errorcode.get(error.errno or 0, "Unknown")] += 1
+
+    def _datapath_exception(self) -> None:
+        if not self.counters["EspdDatapathExceptions"]:
+            log.error("the data path raised (logged once):\n%s", traceback.format_exc())
+        self.counters["EspdDatapathExceptions"] += 1
+
+    def stats_text(self) -> str:
+        """The data path's Linux counters (``/proc/net/xfrm_stat`` exactly), then in the
+        same layout its own ``Esp*`` counters and espd's ``Espd*`` ones."""
+        linux = self.datapath.format_stats()
+        shown = {line.split(None, 1)[0] for line in linux.splitlines() if line}
+        ours = {k: v for k, v in self.datapath.stats().items() if k not in shown}
+        ours.update(sorted(self.counters.items()))
+        return linux + "".join(f"{name:<24}\t{value}\n" for name, value in ours.items())
+
+    def print_stats(self) -> None:
+        try:
+            self.out.write(self.stats_text())
+            self.out.flush()
+        except (OSError, ValueError):  # stdout closed: the counters are lost, not the loop
+            pass
+
+    def close(self) -> None:
+        """Close the selector, the sockets, the TUN and the capture."""
+        self._selector.close()
+        for sock in (self._wake_r, self._wake_w):
+            sock.close()
+        for esp in self.sockets:
+            esp.close()
+        self.tun.close()
+        if self.follower is not None:
+            self.follower.close()
+        if self.pcap is not None:
+            self.pcap.close()

@@ -1,0 +1,619 @@
+"""Network namespaces for the espd tests, and the small tools that run inside them.
+
+:func:`hosts` builds two namespaces joined by a veth pair — the "outer" link, addresses
+from TEST-NET-1 (192.0.2.0/24) — each with a persistent TUN device carrying its "inner"
+address (10.1.0.1, 10.2.0.1) and a route to the other's inner address through the TUN. The
+TUN devices exist before any espd opens them (``ip tuntap add``), so addresses and routes
+survive an espd being killed and restarted. IPv6 is off on the veth, so that the link
+carries nothing the test did not cause (no router solicitations).
+
+Every process is started with ``ip netns exec`` and tracked; leaving the context manager
+ends them (SIGTERM, then SIGKILL), ends anything else left in the namespaces (only this
+test's processes can be there) and deletes the namespaces, even after a failure. Every wait
+is bounded. Traffic never leaves the namespaces: every address used is inside them.
+
+Run as a program inside a namespace (``python -m tests.esp.netns TOOL ...``) this module is
+the toolbox: ``ping`` (ICMP echo over a raw socket), ``tcp-sink``/``tcp-source`` (a bounded
+transfer with its SHA-256) and ``capture`` (an AF_PACKET capture of one interface into a
+pcap file). Each prints one JSON line (``capture`` and ``tcp-sink`` print ``ready`` first).
+"""
+
+import argparse
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+WAIT = 15.0
+"""The longest any single step waits (a start, an exit, a transfer)."""
+ETH_P_ALL = 0x0003
+ETH_P_IP = 0x0800
+ETH_P_ARP = 0x0806
+ETH_P_IPV6 = 0x86DD
+
+_names = itertools.count()
+
+
+# -- can this machine do it? -------------------------------------------------------------
+
+
+def unavailable() -> str | None:
+    """Why these tests cannot run here (None when they can)."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, veth and TUN devices)"
+    if shutil.which("ip") is None:
+        return "needs iproute2's ip command"
+    if not os.path.exists("/dev/net/tun"):
+        return "needs /dev/net/tun"
+    probe = f"espdprobe{os.getpid()}"
+    made = subprocess.run(
+        ["ip", "netns", "add", probe], check=False, capture_output=True, timeout=WAIT
+    )
+    if made.returncode:
+        return f"ip netns does not work here: {made.stderr.decode().strip()}"
+    subprocess.run(["ip", "netns", "del", probe], check=False, capture_output=True, timeout=WAIT)
+    return None
+
+
+# -- namespaces and their processes --------------------------------------------------------
+
+
+def run(*argv: str) -> str:
+    """Run a command to completion (bounded); its output; AssertionError if it fails."""
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=WAIT)
+    if done.returncode:
+        raise AssertionError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+@dataclass
+class Namespace:
+    """One network namespace of this test and the processes started in it."""
+
+    name: str
+    processes: list[subprocess.Popen[str]] = field(default_factory=list)
+
+    def ip(self, *argv: str) -> str:
+        return run("ip", "-n", self.name, *argv)
+
+    def argv(self, *argv: str) -> list[str]:
+        return ["ip", "netns", "exec", self.name, *argv]
+
+    def sysctl(self, key: str, value: str) -> None:
+        path = "/proc/sys/" + key.replace(".", "/")
+        run(*self.argv("sh", "-c", f"echo {value} > {path}"))
+
+    def start(self, *argv: str, **popen: object) -> subprocess.Popen[str]:
+        """A process in the namespace (``ip netns exec`` execs it: the pid is its own)."""
+        options: dict[str, object] = {
+            "cwd": ROOT,
+            "text": True,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+        }
+        options.update(popen)
+        process = subprocess.Popen(self.argv(*argv), **options)  # type: ignore[call-overload]
+        self.processes.append(process)
+        return process
+
+    def tool(self, *argv: str) -> dict[str, object]:
+        """Run one of this module's tools in the namespace; its JSON result."""
+        done = subprocess.run(
+            self.argv(PYTHON, "-m", "tests.esp.netns", *argv),
+            check=False,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=WAIT + 5,
+        )
+        if done.returncode:
+            raise AssertionError(f"{argv[0]} in {self.name} failed: {done.stderr.strip()}")
+        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+        return result
+
+    def close(self) -> None:
+        for process in self.processes:
+            stop(process)
+        for pid in run("ip", "netns", "pids", self.name).split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)  # a child of one of this test's processes
+        subprocess.run(
+            ["ip", "netns", "del", self.name], check=False, capture_output=True, timeout=WAIT
+        )
+
+
+def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
+    """Signal ``process`` (if running) and wait, bounded; SIGKILL if it does not exit."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(WAIT)
+    return process.returncode
+
+
+@contextlib.contextmanager
+def namespace(tag: str) -> Iterator[Namespace]:
+    """A fresh namespace (name unique per process and call), deleted on exit."""
+    name = f"espd{os.getpid()}{tag}{next(_names)}"
+    run("ip", "netns", "add", name)
+    ns = Namespace(name)
+    try:
+        ns.ip("link", "set", "lo", "up")
+        yield ns
+    finally:
+        ns.close()
+
+
+# -- two hosts ------------------------------------------------------------------------
+
+
+@dataclass
+class Host:
+    """One side: its namespace, outer (veth) and inner (TUN) address, devices, and the
+    other side's addresses."""
+
+    ns: Namespace
+    outer: str
+    inner: str
+    peer_outer: str
+    peer_inner: str
+    veth: str = "veth0"
+    tun: str = "esp0"
+    work: Path = Path()
+
+    def espd(self, *options: str) -> "Espd":
+        """Start ``cryptoapi espd --tun esp0 OPTIONS`` here (call ``ready()`` on it)."""
+        process = self.ns.start(PYTHON, "-m", "cryptoapi", "espd", "--tun", self.tun, *options)
+        return Espd(process)
+
+    def conf(self, text: str) -> str:
+        """Write a setkey file for this host; its path."""
+        path = self.work / f"{self.ns.name}.conf"
+        path.write_text(text)
+        return str(path)
+
+
+@dataclass
+class Espd:
+    """A running espd and what it printed on standard error."""
+
+    process: subprocess.Popen[str]
+    stderr: list[str] = field(default_factory=list)
+
+    def ready(self) -> "Espd":
+        """Wait (bounded) for espd's ``ready`` line; AssertionError if it exits first."""
+        assert self.process.stderr is not None
+        try:
+            self.stderr += wait_for_line(self.process.stderr.fileno(), "espd: ready")
+        except AssertionError as error:
+            stop(self.process, signal.SIGKILL)
+            raise AssertionError(f"espd did not get ready: {error}{self.rest()}") from None
+        return self
+
+    def stats(self) -> dict[str, int]:
+        """SIGUSR1, and the counters espd prints (one write, so the block is whole once
+        its first bytes are there; read until the pipe stays quiet for a moment)."""
+        assert self.process.stdout is not None
+        self.process.send_signal(signal.SIGUSR1)
+        fd = self.process.stdout.fileno()
+        text, wait = b"", WAIT
+        while select.select([fd], [], [], wait)[0]:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            text, wait = text + chunk, 0.1
+        assert text, "espd printed no counters on SIGUSR1"
+        return parse_stats(text.decode())
+
+    def rest(self) -> str:
+        """What espd wrote after the lines read (once it has exited)."""
+        if self.process.poll() is None or self.process.stderr is None:
+            return ""
+        return self.process.stderr.read()
+
+    def finish(self, sig: int = signal.SIGTERM) -> tuple[int, str, str]:
+        """Stop espd; (exit status, standard output, the rest of standard error)."""
+        code = stop(self.process, sig)
+        out = self.process.stdout.read() if self.process.stdout else ""
+        return code, out, "".join(self.stderr) + self.rest()
+
+
+def wait_for_line(fd: int, wanted: str, timeout: float = WAIT) -> list[str]:
+    """Read the pipe ``fd`` (unbuffered, so nothing hides in a buffer from ``select``)
+    until a line containing ``wanted``; the lines read. AssertionError, with them, if it
+    does not come within ``timeout`` or the pipe closes first."""
+    text, deadline = b"", time.monotonic() + timeout
+    while wanted.encode() not in text:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise AssertionError(f"no {wanted!r} in time; got {text.decode()!r}")
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            raise AssertionError(f"the pipe closed before {wanted!r}; got {text.decode()!r}")
+        text += chunk
+    return text.decode().splitlines(keepends=True)
+
+
+def parse_stats(text: str) -> dict[str, int]:
+    """``name<TAB>value`` lines (``/proc/net/xfrm_stat``'s layout) as a dict."""
+    return {name: int(value) for name, value in (line.split() for line in text.splitlines())}
+
+
+@contextlib.contextmanager
+def hosts(*, mtu: int = 1500) -> Iterator[tuple[Host, Host]]:
+    """Two namespaces joined by a veth pair, a TUN device and routes on each (see the
+    module docstring); a private work directory for their files."""
+    with contextlib.ExitStack() as stack:
+        a = stack.enter_context(namespace("a"))
+        b = stack.enter_context(namespace("b"))
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="espd")))
+        left = Host(a, "192.0.2.1", "10.1.0.1", "192.0.2.2", "10.2.0.1", work=work)
+        right = Host(b, "192.0.2.2", "10.2.0.1", "192.0.2.1", "10.1.0.1", work=work)
+        run("ip", "link", "add", "veth0", "netns", a.name, "mtu", str(mtu), "type", "veth",
+            "peer", "name", "veth0", "netns", b.name, "mtu", str(mtu))  # fmt: skip
+        for host in (left, right):
+            _configure(host)
+        yield left, right
+
+
+def _configure(host: Host) -> None:
+    ns = host.ns
+    ns.sysctl(f"net.ipv6.conf.{host.veth}.disable_ipv6", "1")
+    ns.ip("addr", "add", f"{host.outer}/24", "dev", host.veth)
+    ns.ip("link", "set", host.veth, "up")
+    ns.ip("tuntap", "add", "dev", host.tun, "mode", "tun")
+    ns.ip("addr", "add", f"{host.inner}/32", "dev", host.tun)
+    ns.ip("link", "set", host.tun, "up")
+    ns.ip("route", "add", f"{host.peer_inner}/32", "dev", host.tun, "src", host.inner)
+
+
+def tunnel_conf(
+    left: Host,
+    right: Host,
+    *,
+    replay: int = 64,
+    spis: tuple[int, int] = (0x1001, 0x2002),
+    inner: tuple[str, str] | None = None,
+    flush: bool = True,
+) -> str:
+    """setkey statements for a tunnel between the two hosts as seen from ``left``: one SA
+    each way — ``spis[0]`` from the lower outer address to the higher (AES-GCM-16),
+    ``spis[1]`` back (AES-CBC with HMAC-SHA-256), the same on both sides — and the out/in
+    policies between the ``inner`` addresses (left's, right's; the hosts' by default),
+    which mirror each other. Keys are derived from the SPIs, so both sides agree."""
+    low, high = sorted((left, right), key=lambda h: h.outer)
+    here, there = inner or (left.inner, right.inner)
+
+    def key(spi: int, size: int) -> str:
+        return "0x" + hashlib.shake_256(b"espd test %d" % spi).hexdigest(size)
+
+    up, down = spis
+    statements = ["flush;", "spdflush;"] if flush else []
+    statements += [
+        f"add {low.outer} {high.outer} esp {up:#x} -m tunnel -r {replay}"
+        f" -E aes-gcm-16 {key(up, 20)};",
+        f"add {high.outer} {low.outer} esp {down:#x} -m tunnel -r {replay}"
+        f" -E aes-cbc {key(down, 16)} -A hmac-sha256 {key(down + 1, 32)};",
+        f"spdadd {here}/32 {there}/32 any -P out ipsec"
+        f" esp/tunnel/{left.outer}-{right.outer}/require;",
+        f"spdadd {there}/32 {here}/32 any -P in ipsec"
+        f" esp/tunnel/{right.outer}-{left.outer}/require;",
+    ]
+    return "\n".join([*statements, ""])
+
+
+# -- traffic between the inner addresses ------------------------------------------------
+
+
+def ping(
+    src: Host,
+    dst: Host,
+    *,
+    count: int = 3,
+    timeout: float = 5.0,
+    inner: tuple[str, str] | None = None,
+) -> int:
+    """Echo replies ``src`` got from ``dst``'s inner address (at most ``count``)."""
+    here, there = inner or (src.inner, dst.inner)
+    result = src.ns.tool(
+        "ping", "--src", here, "--dst", there, "--count", str(count), "--timeout", str(timeout)
+    )
+    received = result["received"]
+    assert isinstance(received, int)
+    return received
+
+
+def transfer(src: Host, dst: Host, size: int, *, seed: int = 1) -> tuple[dict[str, object], ...]:
+    """A TCP transfer of ``size`` bytes from ``src`` to ``dst`` (inner addresses); the
+    (sink's, source's) results."""
+    sink = dst.ns.start(PYTHON, "-m", "tests.esp.netns", "tcp-sink", "--bind", dst.inner)
+    assert sink.stdout is not None
+    wait_for_line(sink.stdout.fileno(), "ready")
+    sent = src.ns.tool(
+        "tcp-source", "--src", src.inner, "--dst", dst.inner, "--bytes", str(size),
+        "--seed", str(seed),
+    )  # fmt: skip
+    out, err = sink.communicate(timeout=WAIT)
+    assert sink.returncode == 0, err
+    received: dict[str, object] = json.loads(out.splitlines()[-1])
+    return received, sent
+
+
+@contextlib.contextmanager
+def capture(host: Host, name: str = "veth.pcap") -> Iterator[Path]:
+    """Capture every frame on ``host``'s veth while the block runs; the pcap file."""
+    path = host.work / f"{host.ns.name}-{name}"
+    tool = (PYTHON, "-m", "tests.esp.netns", "capture")
+    process = host.ns.start(*tool, "--iface", host.veth, "--out", str(path))
+    assert process.stdout is not None
+    wait_for_line(process.stdout.fileno(), "ready")
+    try:
+        yield path
+    finally:
+        stop(process)
+
+
+# -- reading a capture (in the test process) --------------------------------------------
+
+
+def read_pcap(path: Path) -> tuple[int, list[bytes]]:
+    """(link type, records) of a little-endian microsecond pcap file."""
+    data = path.read_bytes()
+    magic, _, _, _, _, _, linktype = struct.unpack_from("<IHHiIII", data)
+    assert magic == 0xA1B2C3D4, f"{path} is not a little-endian pcap file"
+    records, offset = [], 24
+    while offset + 16 <= len(data):
+        _, _, captured, _ = struct.unpack_from("<IIII", data, offset)
+        records.append(data[offset + 16 : offset + 16 + captured])
+        offset += 16 + captured
+    return linktype, records
+
+
+@dataclass
+class Kinds:
+    """What a capture of Ethernet frames held: ESP (raw or in UDP/4500, with its SPIs),
+    ARP, and anything else (described)."""
+
+    esp_udp: int = 0
+    esp_raw: int = 0
+    arp: int = 0
+    spis: set[int] = field(default_factory=set)
+    other: list[str] = field(default_factory=list)
+
+
+def classify(frames: list[bytes], *, udp_port: int = 4500) -> Kinds:
+    """Sort Ethernet frames into :class:`Kinds`."""
+    kinds = Kinds()
+    for frame in frames:
+        ethertype = int.from_bytes(frame[12:14], "big")
+        packet = frame[14:]
+        if ethertype == ETH_P_ARP:
+            kinds.arp += 1
+        elif ethertype == ETH_P_IP and len(packet) >= 20:
+            _classify_ipv4(packet, kinds, udp_port)
+        else:
+            kinds.other.append(f"ethertype {ethertype:#06x}, {len(packet)} bytes")
+    return kinds
+
+
+def _classify_ipv4(packet: bytes, kinds: Kinds, udp_port: int) -> None:
+    header = (packet[0] & 0x0F) * 4
+    proto, body = packet[9], packet[header:]
+    fragment = int.from_bytes(packet[6:8], "big") & 0x1FFF
+    if fragment:  # a later fragment: its first fragment was classified
+        if proto not in (17, 50):
+            kinds.other.append(f"IPv4 fragment of protocol {proto}")
+        return
+    if proto == 50 and len(body) >= 8:
+        kinds.esp_raw += 1
+        kinds.spis.add(int.from_bytes(body[:4], "big"))
+        return
+    if proto == 17 and len(body) >= 16:
+        sport, dport = struct.unpack_from(">HH", body)
+        if sport == udp_port and dport == udp_port and body[8:12] != b"\0\0\0\0":
+            kinds.esp_udp += 1
+            kinds.spis.add(int.from_bytes(body[8:12], "big"))
+            return
+    kinds.other.append(f"IPv4 protocol {proto}, {len(packet)} bytes")
+
+
+# -- the tools, run inside a namespace ---------------------------------------------------
+
+
+def _checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f">{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def _echo_request(ident: int, seq: int, size: int) -> bytes:
+    payload = bytes(random.Random(seq).randbytes(size))
+    head = struct.pack(">BBHHH", 8, 0, 0, ident, seq)
+    return struct.pack(">BBHHH", 8, 0, _checksum(head + payload), ident, seq) + payload
+
+
+def tool_ping(args: argparse.Namespace) -> dict[str, object]:
+    """Echo requests from ``--src`` to ``--dst``, one every ``--interval`` s, until
+    ``--count`` have been answered or ``--timeout`` s have passed; replies whose payload
+    is not the request's do not count."""
+    ident = os.getpid() & 0xFFFF
+    sent: dict[int, bytes] = {}
+    answered: set[int] = set()
+    with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP) as sock:
+        sock.bind((args.src, 0))
+        deadline = time.monotonic() + args.timeout
+        next_send = 0.0
+        while len(answered) < args.count and time.monotonic() < deadline:
+            now = time.monotonic()
+            if now >= next_send:
+                seq = len(sent) + 1
+                sent[seq] = _echo_request(ident, seq, args.size)
+                sock.sendto(sent[seq], (args.dst, 0))
+                next_send = now + args.interval
+            sock.settimeout(max(0.001, min(next_send, deadline) - time.monotonic()))
+            with contextlib.suppress(TimeoutError):
+                _take_reply(sock.recv(65535), ident, sent, answered)
+    return {"sent": len(sent), "received": len(answered)}
+
+
+def _take_reply(packet: bytes, ident: int, sent: dict[int, bytes], answered: set[int]) -> None:
+    icmp = packet[(packet[0] & 0x0F) * 4 :]
+    if len(icmp) < 8 or icmp[0] != 0:
+        return
+    got_ident, seq = struct.unpack_from(">HH", icmp, 4)
+    if got_ident == ident and seq in sent and icmp[8:] == sent[seq][8:]:
+        answered.add(seq)
+
+
+def tool_tcp_sink(args: argparse.Namespace) -> dict[str, object]:
+    """Accept one connection on ``--bind``:``--port``; read until EOF or ``--timeout``."""
+    digest = hashlib.sha256()
+    received = 0
+    with socket.create_server((args.bind, args.port)) as server:
+        server.settimeout(args.timeout)
+        print("ready", flush=True)
+        connection, _ = server.accept()
+        deadline = time.monotonic() + args.timeout
+        with connection:
+            while time.monotonic() < deadline:
+                connection.settimeout(max(0.001, deadline - time.monotonic()))
+                try:
+                    chunk = connection.recv(1 << 16)
+                except TimeoutError:
+                    break
+                if not chunk:
+                    break
+                digest.update(chunk)
+                received += len(chunk)
+    return {"received": received, "sha256": digest.hexdigest()}
+
+
+def transfer_bytes(size: int, seed: int) -> bytes:
+    """The bytes a transfer sends: ``size`` pseudo-random bytes of ``seed``."""
+    return random.Random(seed).randbytes(size)
+
+
+def tool_tcp_source(args: argparse.Namespace) -> dict[str, object]:
+    """Connect from ``--src`` to ``--dst``:``--port`` and send the transfer bytes."""
+    data = transfer_bytes(args.bytes, args.seed)
+    with socket.create_connection(
+        (args.dst, args.port), timeout=args.timeout, source_address=(args.src, 0)
+    ) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(OSError):
+            sock.recv(1)  # wait for the sink to close: every byte was taken
+    return {"sent": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def tool_capture(args: argparse.Namespace) -> dict[str, object]:
+    """Every frame on ``--iface`` (both directions) into the pcap file ``--out`` until
+    SIGTERM or ``--timeout``."""
+    from cryptoapi.esp.espd.pcap import LINKTYPE_ETHERNET, PcapWriter
+
+    stopping: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
+    count = 0
+    with (
+        socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL)) as sock,
+        PcapWriter(args.out, linktype=LINKTYPE_ETHERNET) as writer,
+    ):
+        sock.bind((args.iface, ETH_P_ALL))
+        sock.settimeout(0.05)
+        print("ready", flush=True)
+        deadline = time.monotonic() + args.timeout
+        while not stopping and time.monotonic() < deadline:
+            try:
+                frame = sock.recv(65535)
+            except (TimeoutError, InterruptedError):
+                continue
+            writer.write_frame(frame)
+            count += 1
+        sock.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            while True:  # what arrived before the stop, still queued on the socket
+                writer.write_frame(sock.recv(65535))
+                count += 1
+    return {"frames": count}
+
+
+def tool_udp_send(args: argparse.Namespace) -> dict[str, object]:
+    """Send each ``--payload`` (hex) as one datagram from ``--src`` to ``--dst``:``--port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind((args.src, 0))
+        for payload in args.payload:
+            sock.sendto(bytes.fromhex(payload), (args.dst, args.port))
+    return {"sent": len(args.payload)}
+
+
+TOOLS = {
+    "udp-send": tool_udp_send,
+    "ping": tool_ping,
+    "tcp-sink": tool_tcp_sink,
+    "tcp-source": tool_tcp_source,
+    "capture": tool_capture,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tests.esp.netns")
+    tools = parser.add_subparsers(dest="tool", required=True)
+    p = tools.add_parser("ping")
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--count", type=int, default=1)
+    p.add_argument("--size", type=int, default=56)
+    p.add_argument("--interval", type=float, default=0.2)
+    p.add_argument("--timeout", type=float, default=5.0)
+    p = tools.add_parser("tcp-sink")
+    p.add_argument("--bind", required=True)
+    p.add_argument("--port", type=int, default=5001)
+    p.add_argument("--timeout", type=float, default=WAIT)
+    p = tools.add_parser("tcp-source")
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=5001)
+    p.add_argument("--bytes", type=int, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=WAIT)
+    p = tools.add_parser("udp-send")
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=4500)
+    p.add_argument("--payload", action="append", default=[])
+    p = tools.add_parser("capture")
+    p.add_argument("--iface", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--timeout", type=float, default=WAIT * 2)
+    return parser
+
+
+def main() -> None:
+    args = _parser().parse_args()
+    print(json.dumps(TOOLS[args.tool](args)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

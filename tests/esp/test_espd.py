@@ -1,0 +1,411 @@
+"""espd end to end: two network namespaces joined by a veth pair, an espd in each with
+matching SAs and tunnel-mode policies, traffic between the inner addresses on the TUN
+devices (see :mod:`tests.esp.netns`).
+
+Checked: ping and a 2 MiB TCP transfer cross the tunnel; the veth carries nothing but ESP
+in UDP/4500 (or protocol 50 with ``--raw-esp``) and none of the plaintext; espd's own
+capture holds every ESP packet it sent and received, as they were on the wire; bad packets
+and failing sends do not stop it; a killed espd restarted recovers; espd following keyd
+picks up an SA pair added later. The command's refusals need no namespace.
+
+Needs root, ``ip netns`` and /dev/net/tun (skipped with the reason otherwise). Every wait
+is bounded; namespaces and processes are removed even when a test fails.
+"""
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cryptoapi.esp.espd.sockets import EspSocket, Received
+from cryptoapi.pfkey.client import PfkeyClient
+from cryptoapi.pfkey.setkey import DaemonTransport, apply, parse
+from tests.esp import netns
+from tests.esp.netns import Espd, Host, classify, read_pcap, transfer_bytes
+
+REASON = netns.unavailable()
+needs_netns = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+MiB = 1 << 20
+
+
+@dataclass
+class Tunnel:
+    a: Host
+    b: Host
+    espd_a: Espd
+    espd_b: Espd
+    pcap: Path  # espd_a's capture
+
+
+def start_pair(a: Host, b: Host, *options: str, replay: int = 64) -> tuple[Espd, Espd]:
+    """An espd on each host with the tunnel's setkey file (both start at once)."""
+    espd_a = a.espd("-f", a.conf(netns.tunnel_conf(a, b, replay=replay)), *options)
+    espd_b = b.espd("-f", b.conf(netns.tunnel_conf(b, a, replay=replay)), *options)
+    return espd_a.ready(), espd_b.ready()
+
+
+@pytest.fixture(scope="module")
+def udp_tunnel():
+    with netns.hosts() as (a, b):
+        pcap = a.work / "espd-a.pcap"
+        espd_a = a.espd("-f", a.conf(netns.tunnel_conf(a, b)), "--pcap", str(pcap))
+        espd_b = b.espd("-f", b.conf(netns.tunnel_conf(b, a)))
+        yield Tunnel(a, b, espd_a.ready(), espd_b.ready(), pcap)
+
+
+@needs_netns
+def test_ping_crosses_the_udp_tunnel(udp_tunnel):
+    t = udp_tunnel
+    before_a, before_b = t.espd_a.stats(), t.espd_b.stats()
+    assert netns.ping(t.a, t.b, count=3) == 3
+    assert netns.ping(t.b, t.a, count=3) == 3
+    after_a, after_b = t.espd_a.stats(), t.espd_b.stats()
+    # through ESP both ways: protected on one side, accepted on the other
+    assert after_a["EspOutPackets"] - before_a["EspOutPackets"] >= 6
+    assert after_b["EspInPackets"] - before_b["EspInPackets"] >= 6
+    assert after_a["XfrmInNoStates"] == after_a["XfrmInTmplMismatch"] == 0
+
+
+@needs_netns
+def test_a_tcp_transfer_arrives_intact(udp_tunnel):
+    t = udp_tunnel
+    received, sent = netns.transfer(t.a, t.b, 2 * MiB, seed=7)
+    assert received == {"received": 2 * MiB, "sha256": sent["sha256"]}
+    received, sent = netns.transfer(t.b, t.a, MiB // 2, seed=8)
+    assert received == {"received": MiB // 2, "sha256": sent["sha256"]}
+
+
+def esp_records(path: Path) -> list[tuple[bytes, bytes, int, int, bytes]]:
+    """(src, dst, sport, dport, ESP payload) of each IPv4/UDP record of a raw pcap, with
+    the IPv4 header checksum verified."""
+    linktype, records = read_pcap(path)
+    assert linktype == 101
+    out = []
+    for packet in records:
+        assert packet[0] == 0x45 and packet[9] == 17, packet[:20].hex()
+        assert sum(struct.unpack(">10H", packet[:20])) % 0xFFFF == 0  # a good checksum
+        sport, dport, length = struct.unpack_from(">HHH", packet, 20)
+        assert length == len(packet) - 20
+        out.append((packet[12:16], packet[16:20], sport, dport, packet[28:]))
+    return out
+
+
+def wire_records(path: Path) -> set[tuple[bytes, bytes, int, int, bytes]]:
+    """The same of each ESP-in-UDP frame of an Ethernet capture."""
+    _, frames = read_pcap(path)
+    out = set()
+    for frame in frames:
+        packet = frame[14:]
+        if frame[12:14] == b"\x08\x00" and packet[9] == 17:
+            header = (packet[0] & 0x0F) * 4
+            sport, dport = struct.unpack_from(">HH", packet, header)
+            esp = packet[header + 8 : int.from_bytes(packet[2:4], "big")]
+            out.add((packet[12:16], packet[16:20], sport, dport, esp))
+    return out
+
+
+@needs_netns
+def test_the_link_carries_only_esp_and_the_espd_capture_matches_it(udp_tunnel):
+    t = udp_tunnel
+    with netns.capture(t.b) as wire:
+        before = len(esp_records(t.pcap))
+        assert netns.ping(t.a, t.b, count=2) == 2
+        received, _ = netns.transfer(t.a, t.b, MiB, seed=9)
+        assert received["received"] == MiB
+        recorded = esp_records(t.pcap)[before:]
+    _, frames = read_pcap(wire)
+    kinds = classify(frames)
+    assert kinds.other == [] and kinds.esp_raw == 0
+    assert kinds.esp_udp > 700  # 1 MiB in 1400-byte packets, and the ACKs
+    assert kinds.spis == {0x1001, 0x2002}
+    blob = b"".join(frames)
+    data = transfer_bytes(MiB, 9)
+    leaked = [i for i in range(0, MiB - 32, 4096) if data[i : i + 32] in blob]
+    assert leaked == [], "plaintext of the transfer is on the link"
+    # every ESP packet espd_a recorded meanwhile is on the wire, as it recorded it (but
+    # for the few an AF_PACKET capture may drop on a loaded machine)
+    missing = set(recorded) - wire_records(wire)
+    assert len(missing) <= len(recorded) // 100, f"{len(missing)} recorded packets not on the wire"
+    assert len(recorded) >= kinds.esp_udp - 5  # (the tail of an earlier test's traffic)
+
+
+@needs_netns
+def test_the_capture_holds_every_esp_packet_sent_and_received(udp_tunnel):
+    t = udp_tunnel
+    assert netns.ping(t.a, t.b, count=2) == 2
+    first = t.espd_a.stats()
+    records = esp_records(t.pcap)
+    last = t.espd_a.stats()
+    sent = [
+        r for r in records if r[:4] == (bytes([192, 0, 2, 1]), bytes([192, 0, 2, 2]), 4500, 4500)
+    ]
+    got = [
+        r for r in records if r[:4] == (bytes([192, 0, 2, 2]), bytes([192, 0, 2, 1]), 4500, 4500)
+    ]
+    assert len(sent) + len(got) == len(records)
+    assert first["EspdSendPackets"] <= len(sent) <= last["EspdSendPackets"]
+    assert first["EspdReceivePackets"] <= len(got) <= last["EspdReceivePackets"]
+    assert {r[4][:4] for r in sent} == {b"\0\0\x10\x01"}
+    assert {r[4][:4] for r in got} == {b"\0\0\x20\x02"}
+
+
+@needs_netns
+def test_bad_packets_and_failed_sends_do_not_stop_espd(udp_tunnel):
+    t = udp_tunnel
+    before = t.espd_a.stats()
+    junk = [
+        "",  # empty
+        "ff",  # a NAT keepalive
+        "00000000" + "aa" * 40,  # IKE behind the non-ESP marker
+        "00002002",  # too short for ESP
+        "00002002" + "7fffffff" + "55" * 64,  # right SPI, new number, IV, 2 blocks, bad ICV
+        "0000beef" + "00000001" + "55" * 60,  # no such SA
+        os.urandom(1400).hex(),
+    ]
+    args = ["--src", t.b.outer, "--dst", t.a.outer]
+    t.b.ns.tool("udp-send", *args, *(f"--payload={p}" for p in junk))
+    t.a.ns.ip("route", "add", "unreachable", f"{t.b.outer}/32")
+    try:
+        assert netns.ping(t.a, t.b, count=1, timeout=1) == 0
+    finally:
+        t.a.ns.ip("route", "del", "unreachable", f"{t.b.outer}/32")
+    assert netns.ping(t.a, t.b, count=2) == 2
+    after = t.espd_a.stats()
+    assert t.espd_a.process.poll() is None
+    grew = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    assert grew["EspInKeepalive"] == 1 and grew["EspInIke"] == 1
+    assert grew["XfrmInNoStates"] >= 1 and grew["XfrmInHdrError"] >= 1
+    assert grew["XfrmInStateProtoError"] >= 1  # the forged ICV (Linux counts it there)
+    assert grew["EspdSendErrorEHOSTUNREACH"] >= 1
+
+
+@needs_netns
+def test_raw_esp_crosses_and_the_link_carries_only_protocol_50():
+    with netns.hosts() as (a, b):
+        start_pair(a, b, "--raw-esp")
+        with netns.capture(a) as wire:
+            assert netns.ping(a, b, count=3) == 3
+            received, sent = netns.transfer(b, a, MiB // 4, seed=3)
+        assert received == {"received": MiB // 4, "sha256": sent["sha256"]}
+        kinds = classify(read_pcap(wire)[1])
+        assert kinds.other == [] and kinds.esp_udp == 0
+        assert kinds.esp_raw > 150 and kinds.spis == {0x1001, 0x2002}
+
+
+@needs_netns
+def test_a_killed_espd_restarted_recovers_and_sigterm_prints_the_counters():
+    with netns.hosts() as (a, b):
+        espd_a, _ = start_pair(a, b)
+        assert netns.ping(a, b, count=2) == 2
+        espd_a.finish(signal.SIGKILL)
+        assert netns.ping(a, b, count=1, timeout=1) == 0  # the tunnel is espd
+        espd_a = a.espd("-f", a.conf(netns.tunnel_conf(a, b))).ready()
+        # b's replay window has seen sequence numbers 1-2 from a: the restarted a starts
+        # at 1 again, so its first packets are dropped as replays until it passes them
+        assert netns.ping(a, b, count=1, timeout=10) == 1
+        code, out, err = espd_a.finish(signal.SIGTERM)
+        assert code == 0, err
+        stats = netns.parse_stats(out)
+        assert list(stats)[:2] == ["XfrmInError", "XfrmInBufferError"]  # xfrm_stat's order
+        assert stats["EspOutPackets"] >= 1 and stats["EspdTunOutPackets"] >= 1
+
+
+def keyd(host: Host, name: str) -> tuple[subprocess.Popen[str], str]:
+    """``cryptoapi keyd`` started in ``host``'s namespace, its state in a file beside its
+    socket: (process, socket path)."""
+    path, state = str(host.work / f"{name}.sock"), str(host.work / f"{name}.db")
+    command = (sys.executable, "-m", "cryptoapi", "keyd", "--socket", path, "--state", state)
+    return host.ns.start(*command), path
+
+
+def listening(process: subprocess.Popen[str]) -> None:
+    assert process.stderr is not None
+    netns.wait_for_line(process.stderr.fileno(), "keyd: listening")
+
+
+def setkey(path: str, text: str) -> None:
+    """Load setkey statements into the key daemon at ``path`` (as ``cryptoapi setkey -f
+    FILE --socket PATH`` does; a Unix socket is reached from any namespace)."""
+    with PfkeyClient(path, timeout=netns.WAIT) as client:
+        outcomes = apply(parse(text), DaemonTransport(client))
+    assert not [line for o in outcomes for line in o.describe_errors()]
+
+
+@needs_netns
+def test_espd_follows_keyd_through_a_restart_and_uses_an_sa_pair_added_later():
+    with netns.hosts() as (a, b):
+        daemons = {host.ns.name: keyd(host, host.ns.name) for host in (a, b)}
+        sockets = {name: path for name, (_, path) in daemons.items()}
+        for host, peer in ((a, b), (b, a)):
+            listening(daemons[host.ns.name][0])
+            setkey(sockets[host.ns.name], netns.tunnel_conf(host, peer))
+        pcap = a.work / "follow.pcap"
+        espd_a = a.espd("--socket", sockets[a.ns.name], "--pcap", str(pcap))
+        espd_b = b.espd("--socket", sockets[b.ns.name])
+        espd_a.ready(), espd_b.ready()
+        assert netns.ping(a, b, count=2) == 2
+        # a's keyd stops: espd keeps its SAs; keyd comes back with its state; espd
+        # reconnects (on its own, within a second or so) and follows it again
+        assert netns.stop(daemons[a.ns.name][0]) == 0
+        assert netns.ping(a, b, count=1) == 1
+        listening(keyd(a, a.ns.name)[0])
+        # a second pair of inner addresses and its own SAs, loaded into keyd later
+        for host, peer, (mine, theirs) in ((a, b, ("10.1.0.2", "10.2.0.2")),
+                                           (b, a, ("10.2.0.2", "10.1.0.2"))):  # fmt: skip
+            host.ns.ip("addr", "add", f"{mine}/32", "dev", host.tun)
+            host.ns.ip("route", "add", f"{theirs}/32", "dev", host.tun, "src", mine)
+            later = netns.tunnel_conf(
+                host, peer, spis=(0x3003, 0x4004), inner=(mine, theirs), flush=False
+            )
+            setkey(sockets[host.ns.name], later)
+        deadline = time.monotonic() + netns.WAIT
+        while netns.ping(a, b, count=1, timeout=1, inner=("10.1.0.2", "10.2.0.2")) == 0:
+            assert time.monotonic() < deadline, "the SAs added later were not used"
+        spis = {r[4][:4] for r in esp_records(pcap)}
+        assert spis == {bytes.fromhex(s) for s in ("00001001", "00002002", "00003003", "00004004")}
+        assert netns.ping(a, b, count=1) == 1  # the first pair still works
+        assert "lost the key daemon" in "".join(espd_a.finish()[2])
+
+
+@needs_netns
+def test_the_tun_device_is_created_up_with_the_mtu_asked_for():
+    code = (
+        "import subprocess; from cryptoapi.esp.espd.tun import open_tun\n"
+        "tun = open_tun('espnew', mtu=1280)\n"
+        "print(subprocess.run(['ip', '-o', 'link', 'show', tun.name], capture_output=True,"
+        " text=True, check=True).stdout)\n"
+    )
+    with netns.namespace("t") as ns:
+        done = subprocess.run(ns.argv(sys.executable, "-c", code), capture_output=True,
+                              text=True, timeout=netns.WAIT, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "espnew" in done.stdout and "mtu 1280" in done.stdout
+        assert "UP" in done.stdout.split("<", 1)[1].split(">", 1)[0]
+        assert "espnew" not in ns.ip("-o", "link", "show")  # gone with its only user
+
+
+def espd_command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cryptoapi", "espd", *args],
+        capture_output=True,
+        text=True,
+        timeout=netns.WAIT,
+        check=False,
+    )
+
+
+def test_a_setkey_file_the_key_manager_refuses_stops_espd_before_it_starts(tmp_path):
+    conf = tmp_path / "twice.conf"
+    sa = "add 192.0.2.1 192.0.2.2 esp 0x1001 -E aes-gcm-16 0x" + "11" * 20 + ";\n"
+    conf.write_text(sa + sa)
+    done = espd_command("--tun", "esp0", "-f", str(conf))
+    assert done.returncode == 1
+    assert f"{conf}:2:1: add:" in done.stderr and "errno 17" in done.stderr
+    assert "ready" not in done.stderr
+
+
+def test_a_setkey_file_that_does_not_parse_is_reported_with_its_place(tmp_path):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("add 192.0.2.1 192.0.2.2 esp 0x1001 -E aes-gcm-16 0x11;\n")
+    done = espd_command("--tun", "esp0", "-f", str(conf))
+    assert done.returncode == 1 and f"{conf}:1:" in done.stderr
+
+
+def test_espd_without_its_key_daemon_says_so(tmp_path):
+    done = espd_command("--tun", "esp0", "--socket", str(tmp_path / "none.sock"))
+    assert done.returncode == 1 and "cannot connect" in done.stderr
+
+
+@dataclass
+class Datagram:
+    src: bytes
+    dst: bytes
+    sport: int
+    dport: int
+    payload: bytes
+
+
+@pytest.mark.parametrize(
+    ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
+)
+def test_a_udp_socket_reports_both_addresses_and_ports(family, host):
+    try:
+        esp = EspSocket(family, raw=False, port=0)
+    except OSError as error:
+        pytest.skip(f"no {family.name} here: {error}")
+    with esp, socket.socket(family, socket.SOCK_DGRAM) as peer:
+        peer.bind((host, 0))
+        peer.settimeout(netns.WAIT)
+        loopback = socket.inet_pton(family, host)
+        peer_port = peer.getsockname()[1]
+        esp.send(Datagram(loopback, loopback, esp.port, peer_port, b"\0\0\x10\x01esp"))
+        data, (_, source_port, *_) = peer.recvfrom(100)
+        assert data == b"\0\0\x10\x01esp" and source_port == esp.port
+        assert esp.receive() is None  # nothing waiting: None, not an exception
+        peer.sendto(b"\0\0\x20\x02back", (host, esp.port))
+        deadline = time.monotonic() + netns.WAIT
+        while (got := esp.receive()) is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert got == Received(None, b"\0\0\x20\x02back", loopback, loopback, peer_port, esp.port)
+
+
+RAW_ESP_ON_LOOPBACK = """
+import json, socket, sys, time
+from cryptoapi.esp.espd.sockets import EspSocket
+family = socket.AF_INET if sys.argv[1] == "4" else socket.AF_INET6
+host = "127.0.0.1" if family == socket.AF_INET else "::1"
+loopback = socket.inet_pton(family, host)
+class D:
+    src = dst = loopback
+    sport = dport = 0
+    payload = bytes.fromhex("00001001 00000001") + b"raw"
+with EspSocket(family, raw=True) as esp:
+    esp.send(D())
+    deadline = time.monotonic() + 5
+    while (got := esp.receive()) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print(json.dumps({k: v.hex() if isinstance(v, bytes) else v for k, v in got._asdict().items()}))
+"""
+
+
+@needs_netns
+@pytest.mark.parametrize("version", ["4", "6"])
+def test_a_raw_esp_socket_sends_protocol_50_and_reports_the_addresses(version):
+    with netns.namespace("r") as ns:  # a loopback of its own: no other ESP arrives there
+        done = subprocess.run(ns.argv(sys.executable, "-c", RAW_ESP_ON_LOOPBACK, version),
+                              capture_output=True, text=True, timeout=netns.WAIT,
+                              check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    esp = (bytes.fromhex("00001001 00000001") + b"raw").hex()
+    loopback = "7f000001" if version == "4" else "00" * 15 + "01"
+    assert (got["payload"], got["src"], got["dst"]) == (esp, loopback, loopback)
+    assert got["sport"] == got["dport"] == 0
+    if version == "4":  # the whole packet, IP header included, protocol 50
+        assert got["packet"][18:20] == "32" and got["packet"][40:] == esp
+    else:
+        assert got["packet"] is None
+
+
+def test_the_command_states_the_defaults_of_the_modules_it_does_not_import():
+    from cryptoapi.cli import espd as command
+    from cryptoapi.esp.espd import pcap, tun
+
+    assert command.DEFAULT_MTU == tun.DEFAULT_MTU
+    assert tuple(sorted(pcap.LINKTYPES)) == command.LINK_TYPES
+
+
+def test_the_other_commands_do_not_load_the_data_path():
+    code = "import sys, cryptoapi.cli; print(sorted(m for m in sys.modules if '.esp' in m))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=netns.WAIT, check=True)  # fmt: skip
+    assert done.stdout.strip() == "['cryptoapi.cli.espd']"  # the command, not cryptoapi.esp
