@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from cryptoapi.esp.espd.sockets import EspSocket, Received
+from cryptoapi.pfkey import ExtType, Lifetime, Message, MsgType, PfkeyError, Sa, SaType, decode
 from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.setkey import DaemonTransport, apply, parse
 from tests.esp import netns
@@ -273,6 +274,46 @@ def test_espd_follows_keyd_through_a_restart_and_uses_an_sa_pair_added_later():
         assert spis == {bytes.fromhex(s) for s in ("00001001", "00002002", "00003003", "00004004")}
         assert netns.ping(a, b, count=1) == 1  # the first pair still works
         assert "lost the key daemon" in "".join(espd_a.finish()[2])
+
+
+@needs_netns
+def test_espd_tells_keyd_of_the_byte_limit_its_packets_reached():
+    """keyd keeps the SAs, espd counts their bytes: a hard byte limit reached by espd's
+    packets ends the SA in keyd too (espd reports it with an EXPIRE, keyd deletes it and
+    tells its listeners), and the SA carries nothing more."""
+    with netns.hosts() as (a, b):
+        daemon, path = keyd(a, a.ns.name)
+        listening(daemon)
+        out_spi = 0x1001 if min(a, b, key=lambda h: h.outer) is a else 0x2002
+        limited = f"esp {out_spi:#x} -m tunnel -r 64 -bh 1000"  # 84-byte echo requests: 12 of them
+        conf = netns.tunnel_conf(a, b).replace(f"esp {out_spi:#x} -m tunnel -r 64", limited)
+        setkey(path, conf)
+        espd_a = a.espd("--socket", path)
+        espd_b = b.espd("-f", b.conf(netns.tunnel_conf(b, a)))
+        espd_a.ready(), espd_b.ready()
+        with PfkeyClient(path, timeout=netns.WAIT) as listener:
+            listener.request(Message(MsgType.REGISTER, SaType.ESP))
+            answered = netns.ping(a, b, count=100, timeout=4)  # the limit cuts it short
+            assert 5 < answered < 100
+            deadline = time.monotonic() + netns.WAIT
+            while not _has_hard_expire(listener, out_spi):
+                assert time.monotonic() < deadline, "keyd never told its listener"
+            dumped = listener.request(Message(MsgType.DUMP, SaType.ESP))
+        spis = {decode(m).get(ExtType.SA, Sa).spi for m in dumped if not decode(m).errno}
+        assert out_spi not in spis and len(spis) == 1
+        assert netns.ping(a, b, count=1, timeout=1) == 0  # no SA a -> b any more
+        assert espd_a.stats()["XfrmOutNoStates"] >= 1
+
+
+def _has_hard_expire(listener: PfkeyClient, spi: int) -> bool:
+    """Whether the next broadcast (within a second) is the hard EXPIRE of ``spi``."""
+    try:
+        message = decode(listener.notification(timeout=1.0))
+    except PfkeyError:
+        return False
+    sa = message.get(ExtType.SA, Sa)
+    hard = message.get(ExtType.LIFETIME_HARD, Lifetime)
+    return message.type == MsgType.EXPIRE and sa is not None and sa.spi == spi and hard is not None
 
 
 @needs_netns

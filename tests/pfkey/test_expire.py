@@ -149,3 +149,36 @@ def test_larval_sas_time_out_silently(listening, clock):
     clock.advance(100)
     km.tick()
     assert km.sad.get(SaType.ESP, DST, spi).state == SaState.MATURE
+
+
+def _reported(spi, *, which, nbytes=0, allocations=0):
+    """The EXPIRE a data path in another process sends when an SA reaches a limit."""
+    from cryptoapi.pfkey import Message
+
+    from .conftest import SRC, address
+
+    limit = ExtType.LIFETIME_HARD if which == "hard" else ExtType.LIFETIME_SOFT
+    exts = (
+        Sa(spi),
+        Lifetime(ExtType.LIFETIME_CURRENT, allocations, nbytes, 0, 0),
+        Lifetime(limit, allocations, nbytes, 0, 0),
+        address(5, SRC),
+        address(6, DST),
+    )
+    return Message(MsgType.EXPIRE, SaType.ESP, 0, 4343, 0, exts).encode()
+
+
+def test_a_data_path_elsewhere_reports_soft_then_hard_limits(listening):
+    """keyd's SAs, espd's packets: an EXPIRE from a client records the usage, makes the SA
+    DYING (once) or deletes it, and goes on to the listeners."""
+    km = listening
+    km.handle(sa_message(0x100, soft=(100, 0, 0, 0), hard=(200, 0, 0, 0)))
+    assert expires(km.handle(_reported(0x100, which="soft", allocations=100))) == [("soft", 0x100)]
+    sa = km.sad.get(SaType.ESP, DST, 0x100)
+    assert (sa.state, sa.allocations) == (SaState.DYING, 100)
+    assert km.handle(_reported(0x100, which="soft", allocations=150)) == []  # once
+    assert sa.allocations == 150
+    assert expires(km.handle(_reported(0x100, which="hard", allocations=200))) == [("hard", 0x100)]
+    assert len(km.sad) == 0
+    (gone,) = km.handle(_reported(0x100, which="hard", allocations=201))
+    assert decode(gone).errno == errno.ESRCH  # its own timer or another report came first

@@ -96,7 +96,7 @@ def test_register_with_only_hashes_in_the_registry(clock):
 
 
 @pytest.mark.parametrize(
-    "msgtype", [MsgType.EXPIRE, MsgType.X_PROMISC, MsgType.X_SPDSETIDX, MsgType.X_MIGRATE]
+    "msgtype", [MsgType.X_PROMISC, MsgType.X_SPDSETIDX, MsgType.X_MIGRATE]
 )
 def test_messages_not_handled_here_are_eopnotsupp(km, msgtype):
     refused(km, header(msgtype), errno.EOPNOTSUPP)

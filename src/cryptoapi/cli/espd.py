@@ -93,6 +93,7 @@ def _build(
     from cryptoapi.esp.espd import keyfile
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.notices import Notices
+    from cryptoapi.pfkey.constants import SaType
     from cryptoapi.pfkey.manager import KeyManager
     from cryptoapi.registry.registry import Registry
 
@@ -104,7 +105,11 @@ def _build(
         return None
     follower = _follow(args.socket, key_manager, cleanup) if args.socket else None
     encap = None if args.raw_esp else args.udp_port
-    datapath = Datapath(key_manager, encap_port=encap, notify=Notices())
+    notices = Notices()
+    if follower is not None:  # keyd hears what only packets tell (see espd.notices)
+        key_manager.registered.add(SaType.ESP)
+        notices.forward = follower.report
+    datapath = Datapath(key_manager, encap_port=encap, notify=notices)
     tun, sockets = _devices(args, cleanup)
     endpoint = Endpoint(datapath, tun, sockets, follower=follower, pcap=_pcap(args, cleanup))
     where = "raw ESP and " if args.raw_esp else ""

@@ -208,8 +208,35 @@ def dump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return list(dump_lazily(km, scan))
 
 
+def reported_expire(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+    """An EXPIRE from a client: a data path in another process (``cryptoapi espd``) reached
+    an SA's soft or hard byte or packet limit, or ran out of sequence numbers, and says so
+    as the kernel would (§3.1.8: ``<base, SA, lifetime(C and one of HS), address(SD)>``).
+
+    Not Linux's (an EXPIRE only goes from the kernel to key managers there; EOPNOTSUPP):
+    here the SAD and the data path can live in different processes. The usage in the
+    current lifetime is recorded (never lowered), a soft limit makes the SA DYING and a
+    hard one deletes it, and the EXPIRE goes to the registered listeners as if keyd had
+    reached the limit itself. ESRCH for an SA keyd does not have (its own timer may have
+    ended it first); EINVAL without a soft or hard lifetime.
+    """
+    sa = _find(km, _lookup_key(scan))
+    used = lifetime(scan, ExtType.LIFETIME_CURRENT)
+    if used is not None:
+        sa.nbytes = max(sa.nbytes, used.nbytes)
+        sa.allocations = max(sa.allocations, used.allocations)
+        if used.usetime and not sa.used:
+            sa.used = float(used.usetime)
+    hard = lifetime(scan, ExtType.LIFETIME_HARD)
+    if hard is not None:
+        return km.expire(sa, hard)
+    if lifetime(scan, ExtType.LIFETIME_SOFT) is None:
+        raise fail("an EXPIRE needs a hard or soft lifetime")
+    return km.soft_expire(sa)
+
+
 def unsupported(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
-    """Messages only the kernel sends (EXPIRE) or not handled here (PROMISC, MIGRATE,
+    """Messages not handled here (PROMISC, MIGRATE,
     SPDACQUIRE, SPDSETIDX, SPDEXPIRE): EOPNOTSUPP, as Linux answers the ones it does not
     handle. The SPD messages are in :mod:`~cryptoapi.pfkey.spd_handlers`."""
     raise PfkeyError(errno.EOPNOTSUPP, f"message type {scan.type} is not supported")

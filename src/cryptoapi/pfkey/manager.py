@@ -62,6 +62,7 @@ HANDLERS: dict[int, Handler] = {
     MsgType.REGISTER: listeners.register,
     MsgType.FLUSH: handlers.flush,
     MsgType.DUMP: handlers.dump,
+    MsgType.EXPIRE: handlers.reported_expire,
     **spd_handlers.HANDLERS,
 }
 
@@ -234,6 +235,11 @@ class KeyManager:
         if sa.satype not in self.registered:
             return []
         return [replies.expire(sa, lifetime)]
+
+    def soft_expire(self, sa: SecurityAssociation) -> list[bytes]:
+        """Make ``sa`` DYING now, as at its soft limit (a data path elsewhere reached it):
+        the EXPIRE for the registered listeners, once."""
+        return self._fire(SOFT, sa)
 
     def expire(self, sa: SecurityAssociation, reached: Lifetime) -> list[bytes]:
         """End ``sa`` now, as its hard lifetime ``reached`` (or the data path's sequence

@@ -120,6 +120,19 @@ class Follower:
             self.retry_at = self.clock() + RETRY
             log.debug("the key daemon at %s is still away: %s", self.path, error)
 
+    def report(self, data: bytes) -> None:
+        """Send keyd a message the data path caused (EXPIRE, ACQUIRE), not waiting for an
+        answer: keyd's broadcast of it comes back like any other. Dropped (and logged)
+        while keyd is away; its own timers, or the next report, make up for it."""
+        client = self.client
+        if client is None:
+            log.info("the key daemon is away: a data path notice was not sent")
+            return
+        try:
+            client.send(data)
+        except PfkeyError as error:
+            self._lost(error)
+
     def close(self) -> None:
         if self.client is not None:
             self.client.close()

@@ -88,6 +88,8 @@ class Mirror:
             self.counters["expires"] += 1
             if message.get(ExtType.LIFETIME_HARD, Lifetime) is not None:
                 self._delete(message)
+            else:  # soft: DYING here too, so that a newer SA is chosen first
+                self._soft_expire(message)
         elif kind == MsgType.FLUSH:
             self._local(Message(MsgType.FLUSH, message.satype))
         elif kind in SPD_CHANGES:
@@ -97,6 +99,15 @@ class Mirror:
         elif kind == MsgType.X_SPDFLUSH:
             self._local(Message(MsgType.X_SPDFLUSH))
         return []
+
+    def _soft_expire(self, message: Message) -> None:
+        found = message.get(ExtType.SA, Sa)
+        dst = message.get(ExtType.ADDRESS_DST, Address)
+        if found is None or dst is None:
+            return
+        sa = self.key_manager.sad.get(message.satype, dst.addr, found.spi)
+        if sa is not None:
+            self.key_manager.soft_expire(sa)
 
     def install(self, data: bytes) -> bool:
         """Install the SA of a GET or DUMP reply (with keys) locally; False if there was
