@@ -79,7 +79,7 @@ def authenc_key(authkey: bytes, enckey: bytes) -> bytes:
 @dataclass(frozen=True)
 class Spec:
     """What a name accepts: key sizes (for authenc, AES key sizes), IV sizes, tag sizes,
-    whole ``block``-byte payloads, and its reference."""
+    whole ``block``-byte payloads, assoc sizes (() for any), and its reference."""
 
     keys: tuple[int, ...]
     ivs: tuple[int, ...]
@@ -89,6 +89,10 @@ class Spec:
     reference: Reference
     block: int = 1
     authenc: bool = False
+    assocs: tuple[int, ...] = ()
+
+
+ESP = (8, 12)  # RFC 4106 §5, RFC 4309 §5, RFC 4543 §3, RFC 7634 §2.1: SPI || (extended) seq
 
 
 AES = (16, 24, 32)
@@ -99,13 +103,15 @@ SPECS = {
     "ccm(aes)": Spec(AES, (7, 8, 11, 12, 13), (0, 6, 14, 16), (4, 6, 8, 10, 12, 14, 16),
                      (0, 2, 3, 5, 7, 9, 15, 17, 18), ccm_ref),
     "rfc4106(gcm(aes))": Spec((20, 28, 36), (8,), (0, 4, 12), (8, 12, 16), (4, 13, 15, 17),
-                              rfc4106_ref),
+                              rfc4106_ref, assocs=ESP),
     "rfc4309(ccm(aes))": Spec((19, 27, 35), (8,), (7, 11), (8, 12, 16), (4, 6, 10, 14),
-                              rfc4309_ref),
-    "rfc4543(gcm(aes))": Spec((20, 28, 36), (8,), (12,), (16,), (8, 12), rfc4543_ref),
+                              rfc4309_ref, assocs=ESP),
+    "rfc4543(gcm(aes))": Spec((20, 28, 36), (8,), (12,), (16,), (8, 12), rfc4543_ref,
+                              assocs=ESP),
     "rfc7539(chacha20,poly1305)": Spec((32,), (12,), (8, 16, 24), (16,), (8, 12, 15),
                                        rfc7539_ref),
-    "rfc7539esp(chacha20,poly1305)": Spec((36,), (8,), (12,), (16,), (8, 12), rfc7539esp_ref),
+    "rfc7539esp(chacha20,poly1305)": Spec((36,), (8,), (12,), (16,), (8, 12), rfc7539esp_ref,
+                                          assocs=ESP),
     "xchacha20poly1305": Spec((32,), (24,), (12, 16, 32), (16,), (8, 12), xchacha_ref),
     **{
         f"authenc(hmac({h}),cbc(aes))": Spec(
@@ -142,6 +148,18 @@ def payloads(spec: Spec, most: int = 96) -> st.SearchStrategy[bytes]:
     return st.binary(max_size=most)
 
 
+def assocs(spec: Spec) -> st.SearchStrategy[bytes]:
+    """Associated data the name accepts: any up to 40 bytes, or one of its sizes (ESP)."""
+    if not spec.assocs:
+        return st.binary(max_size=40)
+    return st.sampled_from(spec.assocs).flatmap(lambda n: st.binary(min_size=n, max_size=n))
+
+
+def sample_assoc(spec: Spec) -> bytes:
+    """The assoc of the fixed-input tests: none, or SPI || seq where ESP requires it."""
+    return b"SPIseqNo" if spec.assocs else b""
+
+
 def sample_key(spec: Spec) -> bytes:
     if spec.authenc:
         return authenc_key(bytes(range(40, 72)), bytes(range(1, 17)))
@@ -164,7 +182,7 @@ def test_implementations_agree_and_round_trip(name, data):
     iv = data.draw(st.sampled_from(spec.ivs).flatmap(lambda n: st.binary(min_size=n, max_size=n)))
     authsize = data.draw(st.sampled_from(spec.authsizes))
     plaintext = data.draw(payloads(spec))
-    assoc = data.draw(st.binary(max_size=40))
+    assoc = data.draw(assocs(spec))
     results = {}
     for driver in drivers_of(name):
         tfm = registry.alloc_aead(driver)
@@ -211,10 +229,10 @@ def test_too_short_for_the_tag_is_a_bad_message(name, driver):
     spec = SPECS[name]
     tfm = registry.alloc_aead(driver)
     tfm.setkey(sample_key(spec))
-    iv = bytes(spec.ivs[-1])
+    iv, assoc = bytes(spec.ivs[-1]), sample_assoc(spec)
     for size in (0, tfm.authsize - 1):
         with pytest.raises(BadMessage):
-            tfm.decrypt(iv, bytes(size))
+            tfm.decrypt(iv, bytes(size), assoc)
 
 
 # --- tag, IV and key rules -------------------------------------------------------------------
@@ -227,17 +245,17 @@ def test_authsize_rules(name, driver):
     assert (tfm.alg_name, tfm.maxauthsize, tfm.authsize) == (name, max(spec.authsizes),
                                                               max(spec.authsizes))  # fmt: skip
     tfm.setkey(sample_key(spec))
-    iv, plaintext = bytes(spec.ivs[-1]), sample_payload(spec)
-    full = tfm.encrypt(iv, plaintext)
+    iv, plaintext, assoc = bytes(spec.ivs[-1]), sample_payload(spec), sample_assoc(spec)
+    full = tfm.encrypt(iv, plaintext, assoc)
     for size in spec.bad_authsizes:
         with pytest.raises(InvalidArgument, match="authsize"):
             tfm.setauthsize(size)
         assert tfm.authsize == max(spec.authsizes), "a refused size changes nothing"
     for size in spec.authsizes[:: max(1, len(spec.authsizes) // 6)]:
         tfm.setauthsize(size)
-        sealed = tfm.encrypt(iv, plaintext)
+        sealed = tfm.encrypt(iv, plaintext, assoc)
         assert len(sealed) == len(plaintext) + size
-        assert tfm.decrypt(iv, sealed) == plaintext
+        assert tfm.decrypt(iv, sealed, assoc) == plaintext
         if not name.startswith(("ccm", "rfc4309")):  # CCM encodes t in B0; the rest truncate
             assert sealed == full[: len(sealed)]
 
@@ -247,14 +265,14 @@ def test_iv_length_rules(name, driver):
     spec = SPECS[name]
     tfm = registry.alloc_aead(driver)
     tfm.setkey(sample_key(spec))
-    plaintext = sample_payload(spec)
+    plaintext, assoc = sample_payload(spec), sample_assoc(spec)
     for size in spec.bad_ivs:
         for operation in (tfm.encrypt, tfm.decrypt):
             with pytest.raises(InvalidArgument, match="IV"):
-                operation(bytes(size), plaintext + bytes(tfm.authsize))
+                operation(bytes(size), plaintext + bytes(tfm.authsize), assoc)
     for size in spec.ivs:
-        sealed = tfm.encrypt(bytes(range(size)), plaintext)
-        assert tfm.decrypt(bytes(range(size)), sealed) == plaintext
+        sealed = tfm.encrypt(bytes(range(size)), plaintext, assoc)
+        assert tfm.decrypt(bytes(range(size)), sealed, assoc) == plaintext
 
 
 def bad_keys(spec: Spec) -> list[bytes]:
@@ -274,14 +292,14 @@ def test_bad_keys_are_refused_and_never_shown(name, driver):
     tfm = registry.alloc_aead(driver)
     key = sample_key(spec)
     tfm.setkey(key)
-    iv, plaintext = bytes(spec.ivs[-1]), sample_payload(spec)
-    before = tfm.encrypt(iv, plaintext)
+    iv, plaintext, assoc = bytes(spec.ivs[-1]), sample_payload(spec), sample_assoc(spec)
+    before = tfm.encrypt(iv, plaintext, assoc)
     for secret in bad_keys(spec):
         with pytest.raises(InvalidKey) as error:
             tfm.setkey(secret)
         if len(secret) >= 8:
             assert secret[4:].hex()[:8] not in str(error.value)
-    assert tfm.encrypt(iv, plaintext) == before, "a rejected key leaves the old one in place"
+    assert tfm.encrypt(iv, plaintext, assoc) == before, "a rejected key leaves the old one"
     assert key[-8:].hex() not in repr(tfm)
 
 

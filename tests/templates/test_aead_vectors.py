@@ -3,19 +3,24 @@ one-piece drivers (``gcm-aes-openssl``) and the templates over every implementat
 inner algorithms (``gcm(aes-generic)``, ``rfc4106(gcm-aes-openssl)``,
 ``rfc7539(chacha20-generic,poly1305-openssl)``, ``authenc(hmac(sha1-generic),cbc(...))``).
 
-NIST CAVP GCM (gcmEncryptExtIV, gcmDecrypt with its FAIL cases) and CCM (DVPT; VNT's 11-byte
-nonces as RFC 4309 salt || IV); RFC 8439 ChaCha20-Poly1305 (BoringSSL's and OpenSSL's
-collections, and as RFC 7634 salt || IV); the self-test vectors of aead.json (McGrew-Viega,
-RFC 3610, SP 800-38C, draft-mcgrew-gcm-test-01, RFC 7634, draft-irtf-cfrg-xchacha).
+NIST CAVP GCM (gcmEncryptExtIV, gcmDecrypt with its FAIL cases) and CCM (DVPT, VNT); RFC 8439
+ChaCha20-Poly1305 (BoringSSL's and OpenSSL's collections, and those with an ESP-sized AAD as
+RFC 7634 salt || IV); the self-test vectors of aead.json (McGrew-Viega, RFC 3610, SP 800-38C,
+draft-mcgrew-gcm-test-01, Wycheproof, RFC 7634, draft-irtf-cfrg-xchacha), and the ESP test
+cases of draft-mcgrew-gcm-test-01 §4 as rfc4106. The ESP names take only ESP's 8- or 12-byte
+AAD, which no CAVP GCM or CCM record has: on those records they must refuse, as the kernel's
+do.
 Template instances run pure Python somewhere (ghash, at least), so they meet a deterministic
 subsample of the big CAVP files; one-piece drivers meet all of it.
 """
 
 import functools
+import json
+import pathlib
 
 import pytest
 
-from cryptoapi import BadMessage, Registry
+from cryptoapi import BadMessage, InvalidArgument, Registry
 from cryptoapi.selftest.kat import run_known_answers
 from cryptoapi.selftest.vectors import vectors_for
 from tests.vectors import Record, drivers_of
@@ -98,23 +103,47 @@ def test_cavp_gcm_decrypt_including_fail(driver, path):
 
 
 @pytest.mark.parametrize(("driver", "path"), cases("rfc4106(gcm(aes))", GCM_ENCRYPT))
-def test_cavp_gcm_as_rfc4106(driver, path):
-    """96-bit IVs with 8-, 12- and 16-byte tags, split as RFC 4106 §4: salt || IV."""
+def test_rfc4106_refuses_the_cavp_gcm_aad_lengths(driver, path):
+    """CAVP's AADs are 0, 16, 20, 48 and 90 bytes, none an ESP AAD of RFC 4106 §5 (16 and 20
+    are the kernel's assoc with the IV in it); every implementation refuses them, split as
+    §4 salt || IV, before any output."""
     tfm = registry.alloc_aead(driver)
-    records = [
-        r
-        for r in sample(load(path), driver)
-        if r.section["IVlen"] == "96" and r.section["Taglen"] in ("64", "96", "128")
-    ]
-    assert records
+    records = [r for r in sample(load(path), driver) if r.section["IVlen"] == "96"]
+    assert {len(r.hex("AAD")) for r in records} == {0, 16, 20, 48, 90}
     for record in records:
         nonce = record.hex("IV")
         tfm.setkey(record.hex("Key") + nonce[:4])
-        tfm.setauthsize(len(record.hex("Tag")))
-        pt, aad = record.hex("PT"), record.hex("AAD")
-        sealed = record.hex("CT") + record.hex("Tag")
-        assert tfm.encrypt(nonce[4:], pt, aad) == sealed, f"{path}:{record.line}"
-        assert tfm.decrypt(nonce[4:], sealed, aad) == pt, f"{path}:{record.line}"
+        sealed, aad = record.hex("CT") + record.hex("Tag"), record.hex("AAD")
+        for operation, data in ((tfm.encrypt, record.hex("PT")), (tfm.decrypt, sealed)):
+            with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
+                operation(nonce[4:], data, aad)
+
+
+# The ESP test cases of draft-mcgrew-gcm-test-01 §4 (typed from the draft for the ESP data
+# path's tests): AES-128/192/256, SPI || seq (8 bytes) and SPI || ESN (12 bytes) as the AAD.
+MCGREW_ESP = pathlib.Path(__file__).parents[1] / "esp" / "vectors" / "draft-mcgrew-gcm-test-01.json"
+
+
+def mcgrew_gcm_esp() -> list[dict[str, str]]:
+    vectors = json.loads(MCGREW_ESP.read_text())["vectors"]
+    return [v for v in vectors if v["algorithm"] == "AES-GCM-ESP"]
+
+
+@pytest.mark.parametrize("driver", drivers_of("rfc4106(gcm(aes))"))
+def test_draft_mcgrew_gcm_esp_cases_as_rfc4106(driver):
+    """Every AES-GCM-ESP case of the draft on every implementation: key || salt (RFC 4106
+    §8.1), IV = the nonce's last 8 bytes (§4), assoc = the draft's AAD (§5)."""
+    tfm = registry.alloc_aead(driver)
+    vectors = mcgrew_gcm_esp()
+    assert {len(v["key"]) // 2 for v in vectors} == {16, 24, 32}
+    assert {len(v["aad"]) // 2 for v in vectors} == {8, 12}
+    for vector in vectors:
+        nonce, aad = bytes.fromhex(vector["nonce"]), bytes.fromhex(vector["aad"])
+        plaintext, sealed = bytes.fromhex(vector["plaintext"]), bytes.fromhex(vector["ctext_tag"])
+        tfm.setkey(bytes.fromhex(vector["key"]) + nonce[:4])
+        where = f"draft-mcgrew-gcm-test-01 §{vector['section']}"
+        assert tfm.encrypt(nonce[4:], plaintext, aad) == sealed, where
+        assert tfm.decrypt(nonce[4:], sealed, aad) == plaintext, where
 
 
 # --- NIST CAVP CCM (CCMVS) ------------------------------------------------------------------
@@ -165,17 +194,35 @@ def test_cavp_ccm_dvpt(driver, path):
             assert opened is None, f"{path}:{record.line}"
 
 
+@pytest.mark.parametrize(("driver", "path"), cases("ccm(aes)", CCM_VNT))
+def test_cavp_ccm_vnt(driver, path):
+    """VNT: nonces of 7 to 13 bytes, 32-byte AAD, 24-byte payload, 16-byte tags."""
+    tfm = registry.alloc_aead(driver)
+    pairs = ccm_records(path)
+    assert {ccm_params(r)["Nlen"] for _, r in pairs} == set(range(7, 14))
+    for key, record in pairs[:: 7 if composed(driver) else 1]:
+        nonce, aad = record.hex("Nonce"), record.hex("Adata")
+        tfm.setkey(key)
+        assert tfm.encrypt(nonce, record.hex("Payload"), aad) == record.hex("CT")
+        assert tfm.decrypt(nonce, record.hex("CT"), aad) == record.hex("Payload")
+
+
 @pytest.mark.parametrize(("driver", "path"), cases("rfc4309(ccm(aes))", CCM_VNT))
-def test_cavp_ccm_as_rfc4309(driver, path):
-    """VNT's 11-byte nonces (16-byte tags), split as RFC 4309 §4: 3-byte salt || IV."""
+def test_rfc4309_refuses_the_cavp_ccm_aad(driver, path):
+    """VNT's 11-byte nonces split as RFC 4309 §4 salt || IV carry a 32-byte AAD, not the
+    8- or 12-byte ESP AAD of §5: refused (aead.json meets a Wycheproof vector of ESP shape)."""
     tfm = registry.alloc_aead(driver)
     pairs = [(k, r) for k, r in ccm_records(path) if ccm_params(r)["Nlen"] == 11]
     assert len(pairs) == 10
     for key, record in pairs:
         nonce, aad = record.hex("Nonce"), record.hex("Adata")
         tfm.setkey(key + nonce[:3])
-        assert tfm.encrypt(nonce[3:], record.hex("Payload"), aad) == record.hex("CT")
-        assert tfm.decrypt(nonce[3:], record.hex("CT"), aad) == record.hex("Payload")
+        for operation, data in (
+            (tfm.encrypt, record.hex("Payload")),
+            (tfm.decrypt, record.hex("CT")),
+        ):
+            with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
+                operation(nonce[3:], data, aad)
 
 
 # --- RFC 8439 ChaCha20-Poly1305, and as RFC 7634 ---------------------------------------------
@@ -217,15 +264,27 @@ def test_chacha20poly1305(driver, path):
 
 
 @pytest.mark.parametrize(
-    ("driver", "path"), cases("rfc7539esp(chacha20,poly1305)", CHACHAPOLY_FILES[:1])
+    ("driver", "path"), cases("rfc7539esp(chacha20,poly1305)", CHACHAPOLY_FILES)
 )
 def test_chacha20poly1305_as_rfc7634(driver, path):
-    """The same vectors in the ESP form of RFC 7634 §2: key || salt, nonce = salt || IV."""
+    """The same vectors in the ESP form of RFC 7634 §2: key || salt, nonce = salt || IV. Those
+    with an 8- or 12-byte AAD (§2.1: SPI || seq, SPI || ESN) must match; the rest are
+    refused."""
     tfm = registry.alloc_aead(driver)
+    matched = 0
     for record, key, nonce, aad, plaintext, sealed in chachapoly_records(path):
         tfm.setkey(key + nonce[:4])
-        assert tfm.encrypt(nonce[4:], plaintext, aad) == sealed, f"{path}:{record.line}"
-        assert tfm.decrypt(nonce[4:], sealed, aad) == plaintext, f"{path}:{record.line}"
+        where = f"{path}:{record.line}"
+        if len(aad) not in (8, 12):
+            with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
+                tfm.encrypt(nonce[4:], plaintext, aad)
+        elif record.fields.get("Result") == "CIPHERFINAL_ERROR":
+            assert open_or_forged(tfm, nonce[4:], sealed, aad) is None, where
+        else:
+            assert tfm.encrypt(nonce[4:], plaintext, aad) == sealed, where
+            assert tfm.decrypt(nonce[4:], sealed, aad) == plaintext, where
+            matched += 1
+    assert matched >= 1
 
 
 # --- the self-test vectors (aead.json) on every implementation -------------------------------

@@ -4,7 +4,9 @@ allocating a KDF runs no PRF at all, and with ``lazy`` the first allocation runs
 the known-answer test, through the one manager."""
 
 import hmac as stdlib_hmac
+import itertools
 import math
+import time
 
 import pytest
 from cryptography.hazmat.primitives import hashes
@@ -19,7 +21,10 @@ from cryptoapi import (
     SelfTest,
 )
 from cryptoapi.selftest.vectors import vectors_for
+from cryptoapi.templates._kdf108 import NO_COUNTER, Counter, block_count
 from cryptoapi.templates.kdf108ctr import fixed_input
+from cryptoapi.transforms.kdf import MAX_OUTPUT
+from tests.vectors import drivers_of
 
 KEY = bytes(range(32))
 FIXED = b"fixed input"
@@ -206,10 +211,16 @@ def test_unknown_setkey_option_is_named(mode):
 
 
 @pytest.mark.parametrize("mode", ["kdf108ctr", "kdf108fb", "kdf108dp"])
-@pytest.mark.parametrize("bits", [0, 7, 12, 40, 64, True, "8", 8.0, None])
-def test_bad_counter_bits(mode, bits):
+@pytest.mark.parametrize(
+    ("bits", "error"),
+    [(0, InvalidArgument), (7, InvalidArgument), (12, InvalidArgument), (40, InvalidArgument),
+     (64, InvalidArgument), (True, TypeError), ("8", TypeError), (8.0, TypeError),
+     (None, TypeError)],
+)  # fmt: skip
+def test_bad_counter_bits(mode, bits, error):
+    """A wrong value is an InvalidArgument, a wrong type (a bool too) a TypeError."""
     kdf = keyed(f"{mode}(hmac(sha256))")
-    with pytest.raises(InvalidArgument, match="counter_bits must be one of 8, 16, 24, 32"):
+    with pytest.raises(error, match="counter_bits must be one of 8, 16, 24, 32"):
         kdf.derive(FIXED, 32, counter_bits=bits)
 
 
@@ -219,15 +230,12 @@ def test_bad_counter_bits(mode, bits):
         ("kdf108ctr", {"counter_location": "after_iter"}, "counter_location must be one of"),
         ("kdf108ctr", {"counter_location": "middle"}, "needs split"),
         ("kdf108ctr", {"counter_location": "middle", "split": -1}, "needs split"),
-        ("kdf108ctr", {"counter_location": "middle", "split": True}, "needs split"),
         ("kdf108ctr", {"counter_location": "middle", "split": 12}, "beyond the 11-byte"),
         ("kdf108ctr", {"split": 3}, "split applies only"),
         ("kdf108ctr", {"counter": False}, "always uses a counter"),
         ("kdf108ctr", {"iv": b""}, "unknown option.*iv"),
         ("kdf108fb", {"counter_location": "before"}, "counter_location must be one of"),
-        ("kdf108fb", {"counter": "no"}, "counter must be True or False"),
         ("kdf108fb", {"counter": False, "counter_bits": 8}, "counter_bits apply only"),
-        ("kdf108fb", {"iv": "00"}, "iv must be bytes-like"),
         ("kdf108fb", {"split": 1}, "split applies only"),
         ("kdf108dp", {"counter_location": "middle", "split": 1}, "counter_location must be"),
         ("kdf108dp", {"iv": b""}, "unknown option.*iv"),
@@ -237,6 +245,23 @@ def test_bad_counter_bits(mode, bits):
 def test_bad_options(mode, options, message):
     kdf = keyed(f"{mode}(hmac(sha256))")
     with pytest.raises(InvalidArgument, match=message):
+        kdf.derive(FIXED, 32, **options)
+
+
+@pytest.mark.parametrize(
+    ("mode", "options", "message"),
+    [
+        ("kdf108ctr", {"counter_location": "middle", "split": True}, "needs split.*not bool"),
+        ("kdf108ctr", {"counter_location": "middle", "split": 7.0}, "needs split.*not float"),
+        ("kdf108ctr", {"counter": 1}, "counter must be True.*not int"),
+        ("kdf108fb", {"counter": "no"}, "counter must be True or False, not str"),
+        ("kdf108fb", {"iv": "00"}, "iv must be bytes-like, not str"),
+        ("kdf108dp", {"counter": None}, "counter must be True or False, not NoneType"),
+    ],
+)
+def test_option_of_the_wrong_type_is_a_type_error(mode, options, message):
+    kdf = keyed(f"{mode}(hmac(sha256))")
+    with pytest.raises(TypeError, match=message):
         kdf.derive(FIXED, 32, **options)
 
 
@@ -253,9 +278,86 @@ def test_too_long_for_the_counter(mode, bits):
 
 
 def test_without_a_counter_the_limit_is_2_to_the_32_blocks():
-    kdf = keyed("kdf108fb(hmac(sha256))")
+    """SP 800-108r1 §4.2/§4.3 without a counter: n <= 2^32 - 1. The transform's output cap
+    is reached first, so the rule is checked where every mode applies it."""
+    assert block_count("kdf108fb", 32 * (2**32 - 1), 32, NO_COUNTER) == 2**32 - 1
     with pytest.raises(InvalidArgument, match="at most 4294967295"):
+        block_count("kdf108fb", 32 * 2**32, 32, NO_COUNTER)
+    kdf = keyed("kdf108fb(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match=f"exceeds {MAX_OUTPUT} bytes"):
         kdf.derive(FIXED, 32 * 2**32, counter=False)
+
+
+# -- the length limits on every implementation, checked before any PRF call ---------------
+
+LIMIT_NAMES = [f"{mode}({prf})" for mode in MODES[:3] for prf in ("hmac(sha256)", "cmac(aes)")]
+HUGE = (MAX_OUTPUT + 1, 2**32, 2**40)
+
+
+def keyed_driver(driver: str):
+    kdf = registry.alloc_kdf(driver)
+    kdf.setkey(KEY[:16] if "cmac" in driver else KEY)
+    return kdf
+
+
+@pytest.mark.parametrize(
+    "driver", [d for name in [*LIMIT_NAMES, "hkdf(hmac(sha256))"] for d in drivers_of(name)]
+)
+def test_huge_lengths_are_refused_at_once(driver):
+    """derive(fixed, 2**32) used to list 2^27 counters and die of MemoryError; now any length
+    past MAX_OUTPUT (what [L]_32 can state) is refused before the first PRF call."""
+    kdf = keyed_driver(driver)
+    for length in HUGE:
+        for options in ({}, {"counter_bits": 32}) if "hkdf" not in driver else ({},):
+            started = time.perf_counter()
+            with pytest.raises(InvalidArgument, match=f"length {length} exceeds {MAX_OUTPUT}"):
+                kdf.derive(FIXED, length, **options)
+            assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize("driver", [d for name in LIMIT_NAMES for d in drivers_of(name)])
+def test_the_8_bit_counter_boundary_on_every_implementation(driver):
+    """§4 step 2, n <= 2^r - 1: 255 blocks of h bytes are served, one byte more is refused, by
+    every implementation of the name alike."""
+    kdf = keyed_driver(driver)
+    h = registry.lookup(driver).inner[0].digestsize
+    assert len(kdf.derive(FIXED, 255 * h, counter_bits=8)) == 255 * h
+    with pytest.raises(InvalidArgument, match="8-bit counter allows at most 255"):
+        kdf.derive(FIXED, 255 * h + 1, counter_bits=8)
+
+
+@pytest.mark.parametrize("driver", drivers_of("hkdf(hmac(sha256))"))
+def test_the_hkdf_boundary_on_every_implementation(driver):
+    """RFC 5869 §2.3: L <= 255·HashLen on every implementation of the name."""
+    kdf = keyed_driver(driver)
+    assert len(kdf.derive(b"info", 255 * 32)) == 255 * 32
+    with pytest.raises(InvalidArgument, match="exceeds 255·HashLen = 8160"):
+        kdf.derive(b"info", 255 * 32 + 1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_length_runs_no_prf(mode):
+    reg, log = counting_registry("off")
+    kdf = reg.alloc_kdf(f"{mode}(hmac(sha256))")
+    kdf.setkey(KEY)
+    counter8 = {} if mode == "hkdf" else {"counter_bits": 8}
+    for length, options in ((MAX_OUTPUT + 1, {}), (2**32, counter8), (255 * 32 + 1, counter8)):
+        with pytest.raises(InvalidArgument):
+            kdf.derive(FIXED, length, **options)
+    extract = ["digest", "setkey"] if mode == "hkdf" else []  # HKDF's setkey: PRK, then keyed
+    assert log == ["setkey", *extract]
+
+
+def test_counters_are_made_as_they_are_used():
+    """Counter.encodings(2^32 - 1) is an iterator, not a list of 4 billion counters."""
+    started = time.perf_counter()
+    counters = Counter(32, "before").encodings(2**32 - 1)
+    first = list(itertools.islice(counters, 3))
+    assert time.perf_counter() - started < 1.0
+    assert first == [b"\0\0\0\1", b"\0\0\0\2", b"\0\0\0\3"]
+    assert list(Counter(16, "before").encodings(300))[-2:] == [b"\x01\x2b", b"\x01\x2c"]
+    assert list(Counter(8, "before").encodings(255))[-1] == b"\xff"
+    assert list(NO_COUNTER.encodings(3)) == [b"", b"", b""]
 
 
 def test_hkdf_length_limit():
@@ -274,6 +376,8 @@ def test_types_are_checked():
         kdf.derive("fixed", 32)
     with pytest.raises(TypeError):
         kdf.derive(FIXED, 32.0)
+    with pytest.raises(TypeError, match="length must be an int, not bool"):
+        kdf.derive(FIXED, True)
     with pytest.raises(TypeError):
         registry.alloc_kdf("hkdf(hmac(sha256))").setkey(KEY, salt="salt")
 
@@ -286,8 +390,9 @@ def test_keys_never_show():
         lambda: kdf.setkey(secret + b"\x01"),
         lambda: kdf.derive(secret, 32, colour=secret),
         lambda: kdf.derive(secret, 32, counter_bits=secret),
+        lambda: kdf.derive(secret, 32, counter_location=secret),
     ):
-        with pytest.raises(InvalidArgument) as caught:
+        with pytest.raises((InvalidArgument, TypeError)) as caught:
             attempt()
         texts.append(str(caught.value))
     for text in texts:
@@ -312,14 +417,20 @@ def test_fixed_input_matches_cryptography_label_and_context(length):
     assert kdf.derive(fixed_input(b"label", b"context", 8 * length), length) == peer.derive(KEY)
 
 
-@pytest.mark.parametrize("bits", [0, -8, 2**32, True, 8.0])
+@pytest.mark.parametrize("bits", [0, -8, 2**32])
 def test_fixed_input_rejects_l_outside_32_bits(bits):
     with pytest.raises(InvalidArgument, match="L"):
         fixed_input(b"label", b"context", bits)
 
 
+@pytest.mark.parametrize("bits", [True, 8.0, "256"])
+def test_fixed_input_rejects_l_that_is_no_int(bits):
+    with pytest.raises(TypeError, match="L must be an int"):
+        fixed_input(b"label", b"context", bits)
+
+
 def test_fixed_input_rejects_text():
-    with pytest.raises(InvalidArgument, match="label must be bytes-like"):
+    with pytest.raises(TypeError, match="label must be bytes-like"):
         fixed_input("label", b"context", 256)
 
 

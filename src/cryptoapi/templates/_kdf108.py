@@ -3,12 +3,17 @@ and ``hkdf`` share: the counter [i]_r and length [L]_32 encodings, the mode opti
 block-count limits of §4, which PRFs qualify, and the instance record.
 
 Every mode computes n = ⌈L/h⌉ PRF blocks of h bytes each and returns the leftmost L bytes.
-With a counter of r bits n may not exceed 2^r - 1; without a counter, 2^32 - 1. Where the
-counter goes is a mode option, as NIST's CAVP KBKDF tests vary it: relative to the fixed
-input (counter mode) or to the iteration value K(i-1) / A(i) (feedback, double-pipeline).
+With a counter of r bits n may not exceed 2^r - 1; without a counter, 2^32 - 1
+(:func:`block_count`, checked before the first PRF call). The output length as such is
+capped once for every KDF by the transform (``cryptoapi.transforms.kdf.MAX_OUTPUT``). The
+counters are produced as the blocks are computed, never listed up front: a 32-bit counter
+numbers up to 2^32 - 1 blocks. Where the counter goes is a mode option, as NIST's CAVP
+KBKDF tests vary it: relative to the fixed input (counter mode) or to the iteration value
+K(i-1) / A(i) (feedback, double-pipeline).
 """
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,20 +60,27 @@ class Counter:
     location: str
     split: int = 0
 
-    def encodings(self, n: int) -> Sequence[bytes]:
-        """[1]_r .. [n]_r, big-endian (empty strings without a counter); the first 256 of
-        each width are made once and shared."""
+    def encodings(self, n: int) -> Iterable[bytes]:
+        """[1]_r .. [n]_r, big-endian (empty strings without a counter), made as they are
+        consumed so that no list of n counters is ever built; the first 256 of each width
+        are made once and shared."""
         if not self.bits:
-            return [b""] * n
-        if n > _TABLE_SIZE:
-            return [i.to_bytes(self.bits >> 3, "big") for i in range(1, n + 1)]
+            return itertools.repeat(b"", n)
+        table = self._table()
+        if n <= len(table):
+            return table[:n]
+        width = self.bits >> 3
+        rest = (i.to_bytes(width, "big") for i in range(len(table) + 1, n + 1))
+        return itertools.chain(table, rest)
+
+    def _table(self) -> tuple[bytes, ...]:
+        """[1]_r .. [min(256, 2^r - 1)]_r, made on first use and shared by every layout."""
         table = _tables.get(self.bits)
         if table is None:
             size = min(_TABLE_SIZE, self.max_blocks)
-            table = _tables[self.bits] = tuple(
-                i.to_bytes(self.bits >> 3, "big") for i in range(1, size + 1)
-            )
-        return table[:n]
+            width = self.bits >> 3
+            table = _tables[self.bits] = tuple(i.to_bytes(width, "big") for i in range(1, size + 1))
+        return table
 
     def message(self, counter: bytes, iteration: bytes, fixed: bytes) -> bytes:
         """The PRF input of a block in feedback (§4.2) and double-pipeline (§4.3) modes: the
@@ -91,16 +103,18 @@ NO_COUNTER = Counter(0, AFTER_ITER)  # [i] is empty: K(i-1) || FixedInput
 
 
 def encode_length(length_bits: int) -> bytes:
-    """[L]_32: the output length in bits as a 32-bit big-endian integer."""
+    """[L]_32: the output length in bits as a 32-bit big-endian integer (TypeError unless an
+    int; InvalidArgument unless 1 to 2^32 - 1)."""
     if not isinstance(length_bits, int) or isinstance(length_bits, bool):
-        raise InvalidArgument(f"L must be an int, not {type(length_bits).__name__}")
+        raise TypeError(f"L must be an int, not {type(length_bits).__name__}")
     if not 0 < length_bits < 2**32:
         raise InvalidArgument(f"L = {length_bits} bits does not fit [L]_32 (1 to 2^32 - 1)")
     return length_bits.to_bytes(4, "big")
 
 
 def block_count(alg: str, length: int, blocksize: int, counter: Counter) -> int:
-    """n = ⌈length / h⌉, or InvalidArgument when the counter (or 2^32 - 1) cannot number it."""
+    """n = ⌈length / h⌉, or InvalidArgument when the counter (or 2^32 - 1) cannot number it
+    (SP 800-108r1 §4.1-§4.3 step 2: "if n > 2^r - 1, then output an error indicator")."""
     n = -(-length // blocksize)
     if n > counter.max_blocks:
         why = f"a {counter.bits}-bit counter" if counter.bits else "SP 800-108 (no counter)"
@@ -141,38 +155,64 @@ def _take_counter(
 
     ``counter`` (True or False, where the mode makes the counter optional), ``counter_bits``
     (8, 16, 24 or 32), ``counter_location`` (one of ``locations``) and ``split`` (required
-    with ``middle`` and only there: the counter's byte offset in the fixed input).
+    with ``middle`` and only there: the counter's byte offset in the fixed input). A value of
+    the wrong type is a TypeError, a wrong value of the right type an InvalidArgument.
     """
     given = [name for name in _COUNTER_DETAILS if name in options]
-    use = options.pop("counter", True)
-    if not isinstance(use, bool) or (not use and not optional):
-        expected = "True or False" if optional else "True (this mode always uses a counter)"
-        raise InvalidArgument(f"{alg}: counter must be {expected}, not {shown(use)}")
-    if not use:
+    if not _use_counter(alg, options.pop("counter", True), optional):
         if given:
             raise InvalidArgument(f"{alg}: {', '.join(given)} apply only with counter=True")
         return NO_COUNTER
-    bits = options.pop("counter_bits", default.bits)
+    bits = _counter_bits(alg, options.pop("counter_bits", default.bits))
     location = options.pop("counter_location", default.location)
     split = options.pop("split", None)
-    if type(bits) is not int or bits not in COUNTER_BITS:
-        raise InvalidArgument(
-            f"{alg}: counter_bits must be one of 8, 16, 24, 32, not {shown(bits)}"
-        )
     if location not in locations:
         raise InvalidArgument(
             f"{alg}: counter_location must be one of {', '.join(locations)}, not {shown(location)}"
         )
     if location == MIDDLE:
-        if isinstance(split, bool) or not isinstance(split, int) or split < 0:
-            raise InvalidArgument(
-                f"{alg}: counter_location='middle' needs split, the byte offset of the counter "
-                f"in the fixed input (an int >= 0), not {shown(split)}"
-            )
-        return Counter(bits, location, split)
+        return Counter(bits, location, _split(alg, split))
     if split is not None:
         raise InvalidArgument(f"{alg}: split applies only to counter_location='middle'")
     return Counter(bits, location)
+
+
+def _use_counter(alg: str, use: object, optional: bool) -> bool:
+    """The ``counter`` option: a bool, and True where the mode always counts (§4.1)."""
+    expected = "True or False" if optional else "True (this mode always uses a counter)"
+    if not isinstance(use, bool):
+        raise TypeError(f"{alg}: counter must be {expected}, not {type(use).__name__}")
+    if not use and not optional:
+        raise InvalidArgument(f"{alg}: counter must be {expected}, not False")
+    return use
+
+
+def _counter_bits(alg: str, bits: object) -> int:
+    """The ``counter_bits`` option r: an int (not a bool), one of the CAVP widths."""
+    if type(bits) is not int:
+        raise TypeError(
+            f"{alg}: counter_bits must be one of 8, 16, 24, 32 (an int), not {type(bits).__name__}"
+        )
+    if bits not in COUNTER_BITS:
+        raise InvalidArgument(
+            f"{alg}: counter_bits must be one of 8, 16, 24, 32, not {shown(bits)}"
+        )
+    return bits
+
+
+def _split(alg: str, split: object) -> int:
+    """The ``split`` option of a ``middle`` counter: the byte offset, an int >= 0."""
+    needs = (
+        f"{alg}: counter_location='middle' needs split, the byte offset of the counter in the "
+        "fixed input (an int >= 0)"
+    )
+    if split is None:
+        raise InvalidArgument(needs)
+    if type(split) is not int:
+        raise TypeError(f"{needs}, not {type(split).__name__}")
+    if split < 0:
+        raise InvalidArgument(f"{needs}, not {split}")
+    return split
 
 
 def shown(value: object) -> str:
@@ -195,9 +235,9 @@ def reject_unknown(alg: str, options: dict[str, Any], accepted: tuple[str, ...] 
 
 
 def buffer_option(alg: str, name: str, value: object) -> bytes:
-    """A bytes-like option value as bytes."""
+    """A bytes-like option value as bytes; anything else (a str too) is a TypeError."""
     if not isinstance(value, bytes | bytearray | memoryview):
-        raise InvalidArgument(f"{alg}: {name} must be bytes-like, not {type(value).__name__}")
+        raise TypeError(f"{alg}: {name} must be bytes-like, not {type(value).__name__}")
     return bytes(value)
 
 

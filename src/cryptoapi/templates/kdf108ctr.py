@@ -35,7 +35,7 @@ from cryptoapi.templates._kdf108 import (
 )
 
 DEFAULT = Counter(32, BEFORE)
-_FIRST = DEFAULT.encodings(1)[0]
+_FIRST = (1).to_bytes(DEFAULT.bits // 8, "big")  # [1]_32, the first block's counter
 
 
 def fixed_input(label: Buffer, context: Buffer, length_bits: int) -> bytes:
@@ -73,7 +73,7 @@ class CounterModeKdf(PrfKdf):
                     f"{self._name}: split {split} is beyond the {len(fixed)}-byte fixed input"
                 )
             prf, suffix = self._prefixed(fixed[:split], n), fixed[split:]
-        return b"".join(map(prf, [i + suffix for i in counter.encodings(n)]))[:length]
+        return b"".join([prf(i + suffix) for i in counter.encodings(n)])[:length]
 
     def _prefixed(self, prefix: bytes, uses: int) -> Callable[[bytes], bytes]:
         """m -> PRF(prefix || m); a prefix of a PRF block or more is absorbed once."""

@@ -10,8 +10,9 @@ Associated data, our convention: ``assoc`` is exactly the AAD of §5, SPI || seq
 and is *not* part of ``assoc``, and the result is the ciphertext || ICV of the packet. The
 kernel's rfc4106 differs in form only: its ESP code passes SPI || seq || IV as assoc (16 or
 20 bytes) and the template drops the IV before GCM; the bytes GCM authenticates are the
-same. Lengths other than 8 and 12 are not refused here (GCM defines them), but ESP never
-produces them.
+same. Other lengths are refused with InvalidArgument, as the kernel's
+``crypto_ipsec_check_assoclen()`` refuses them: by the aead transform, for every
+implementation of the name (``cryptoapi.transforms.aead.ESP_ASSOC_SIZES``).
 """
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance

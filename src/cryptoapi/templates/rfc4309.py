@@ -7,7 +7,8 @@ length field has 4 bytes. Tags: 8, 12 or 16 bytes (§3).
 
 Associated data follows the convention of ``rfc4106``: ``assoc`` is the AAD of §5, SPI ||
 sequence number (8 bytes) or SPI || extended sequence number (12 bytes), without the IV,
-which is passed on its own (the kernel's assoc carries the IV too and drops it).
+which is passed on its own (the kernel's assoc carries the IV too and drops it). Other
+lengths are refused with InvalidArgument by the aead transform, as for ``rfc4106``.
 """
 
 from cryptoapi.alg import Algorithm, InnerLookup, Template

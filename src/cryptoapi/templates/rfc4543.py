@@ -12,6 +12,8 @@ extended sequence number (12 bytes), the IV is passed on its own, and
 
 so the IV is authenticated, as RFC 4543 requires and as the kernel's rfc4543 does (its assoc
 carries SPI || seq || IV). ``decrypt`` verifies the tag before it returns the payload.
+Other assoc lengths are refused with InvalidArgument by the aead transform, as for
+``rfc4106``.
 """
 
 from cryptoapi.alg import Algorithm, Buffer, InnerLookup, Template

@@ -7,7 +7,8 @@ material); the 8-byte IV travels in each packet; the 96-bit nonce is salt || IV;
 Associated data: ``assoc`` is the ESP AAD of RFC 7634 §2.1, SPI || sequence number (8 bytes)
 or SPI || 64-bit extended sequence number (12 bytes); the IV is passed on its own and is
 not part of it. (The kernel passes SPI || seq || IV as its assoc and skips the IV; the
-bytes authenticated are the same.) Other lengths are accepted, as the AEAD defines them.
+bytes authenticated are the same.) Other lengths, which RFC 7634 §2.1 does not define, are
+refused with InvalidArgument by the aead transform, for every implementation of the name.
 """
 
 from cryptoapi.alg import Algorithm, AlgType, InnerLookup, Template, instance

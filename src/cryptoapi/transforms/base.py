@@ -11,11 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from cryptoapi.alg import Algorithm, Buffer
-from cryptoapi.errors import InvalidArgument, InvalidKey
+from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, InvalidKey
 
 
 class NeedFallback(Exception):
-    """Raised by an implementation for a valid parameter it cannot handle itself."""
+    """Raised by an implementation for a parameter it cannot handle itself, with the reason
+    in words (``NeedFallback("chacha20: ...")``): when no implementation serves the call, the
+    caller's InvalidArgument carries the reason the last one gave."""
 
 
 def check_buffer(value: Buffer, what: str) -> Buffer:
@@ -25,6 +27,14 @@ def check_buffer(value: Buffer, what: str) -> Buffer:
         return value if value.format == "B" and value.ndim == 1 else value.cast("B")
     if not isinstance(value, bytes | bytearray):
         raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}")
+    return value
+
+
+def check_int(value: object, what: str) -> int:
+    """``value`` if it is an int, else TypeError: a size is never a float, a str or a bool
+    (``True == 1`` would otherwise pass for a 1-byte size)."""
+    if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
     return value
 
 
@@ -97,28 +107,48 @@ class KeyedTransform(Transform):
         try:
             self._primary.setkey(key)
             core = self._primary
-        except NeedFallback:
-            core = self._keyed_backup(key)
+        except NeedFallback as reason:
+            core = self._keyed_backup(key, reason)
         self._key = key
         self._core = core
 
-    def _keyed_backup(self, key: bytes) -> Any:
-        """The next implementation, keyed and configured like this transform."""
+    def _keyed_backup(self, key: bytes, reason: NeedFallback) -> Any:
+        """The next implementation, keyed and configured like this transform; when there is
+        none, InvalidArgument with the ``reason`` the primary gave for needing it."""
         if self._backup is None:
-            if self._fallback is None:
-                raise InvalidArgument(f"{self.driver_name} cannot serve this and has no fallback")
-            self._backup = self._fallback()
+            self._backup = self._next_implementation(reason)
             self._configure(self._backup)
-        self._backup.setkey(key)
+        try:
+            self._backup.setkey(key)
+        except NeedFallback as last:
+            raise InvalidArgument(_said(last, self.alg_name)) from None
         return self._backup
 
-    def _serve_by_backup(self, operation: str, *args: Any) -> Any:
-        """Run one call the primary could not serve on the keyed backup."""
-        backup = self._keyed_backup(self._key)
+    def _next_implementation(self, reason: NeedFallback) -> Any:
+        """A core of the next implementation of the name, or InvalidArgument giving
+        ``reason`` when there is none (a bad parameter, not a failed lookup, to the caller)."""
+        try:
+            if self._fallback is not None:
+                return self._fallback()
+        except AlgorithmNotFound:
+            pass
+        alone = f"{self.driver_name} cannot serve this and is the only {self.alg_name}"
+        raise InvalidArgument(str(reason) or alone)
+
+    def _serve_by_backup(self, operation: str, reason: NeedFallback, *args: Any) -> Any:
+        """Run one call the primary could not serve (for ``reason``) on the keyed backup; if
+        the backup cannot either, InvalidArgument says why, in the backup's words."""
+        backup = self._keyed_backup(self._key, reason)
         try:
             return getattr(backup, operation)(*args)
-        except NeedFallback:
-            raise InvalidArgument(f"no implementation of {self.alg_name} serves this") from None
+        except NeedFallback as last:
+            raise InvalidArgument(_said(last, self.alg_name)) from None
 
     def _configure(self, core: Any) -> None:
         """Apply per-transform settings (an AEAD's authsize) to a newly made core."""
+
+
+def _said(reason: NeedFallback, alg_name: str) -> str:
+    """What the last implementation asked gave as its reason, so the caller reads the words
+    the generic one would use; a stand-in if it gave none."""
+    return str(reason) or f"no implementation of {alg_name} serves this"

@@ -2,14 +2,24 @@
 
 A core has ``setkey(key, **options)`` (HKDF takes ``salt`` and extracts there) and
 ``derive(fixed_input, length, **options)``; cores reject options they do not define with
-InvalidArgument. The transform checks types, the key and the length once for all.
+InvalidArgument. The transform checks types, the key and the length once for all, so every
+implementation of a name refuses the same lengths: 1 to :data:`MAX_OUTPUT` bytes here, and
+within that what the algorithm allows (SP 800-108r1 §4: n ≤ 2^r - 1 blocks for an r-bit
+counter; RFC 5869 §2.3: L ≤ 255·HashLen), checked by the core before its first PRF call.
 """
 
 from typing import Any, Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.transforms.base import NO_KEY, Transform, check_buffer
+from cryptoapi.transforms.base import NO_KEY, Transform, check_buffer, check_int
+
+MAX_OUTPUT = (2**32 - 1) // 8
+"""The most bytes one ``derive`` returns: 2^29 - 1 (512 MiB), the longest output whose length
+in bits, L, fits the 32-bit [L]_2 field of the SP 800-108r1 §4 fixed input that
+``kdf108_fixed_input`` builds and NIST's CAVP KBKDF vectors use (and so within the kernel's
+``unsigned int dlen``). Without it a 32-bit counter would let ``derive(fixed, 2**32)`` run
+2^27 PRF calls and exhaust memory rather than fail."""
 
 
 class KdfCore(Protocol):
@@ -39,8 +49,15 @@ class Kdf(Transform):
     def derive(self, fixed_input: Buffer, length: int, **options: Any) -> bytes:
         """``length`` bytes derived from the key and ``fixed_input`` (HKDF: ``info``)."""
         fixed_input = check_buffer(fixed_input, "fixed_input")
-        if not isinstance(length, int) or isinstance(length, bool):
-            raise TypeError(f"length must be an int, not {type(length).__name__}")
+        check_int(length, "length")
+        if not 0 < length <= MAX_OUTPUT:  # before the core runs a single PRF call
+            self._bad_length(length)
+        return self._core.derive(bytes(fixed_input), length, **options)  # type: ignore[no-any-return]
+
+    def _bad_length(self, length: int) -> None:
         if length <= 0:
             raise InvalidArgument(f"{self.alg_name}: length must be positive, got {length}")
-        return self._core.derive(bytes(fixed_input), length, **options)  # type: ignore[no-any-return]
+        raise InvalidArgument(
+            f"{self.alg_name}: length {length} exceeds {MAX_OUTPUT} bytes, the most one "
+            "derive returns"
+        )

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer
 from cryptoapi.errors import InvalidArgument
-from cryptoapi.transforms.base import Transform
+from cryptoapi.transforms.base import Transform, check_buffer
 
 
 class HashState(Protocol):
@@ -128,8 +128,7 @@ class Shash(Transform):
         """Key a keyed hash; a failed setkey leaves the previous key in place."""
         if not self.keyed:
             raise InvalidArgument(f"{self.alg_name} is not a keyed hash: setkey is not supported")
-        if isinstance(key, str):
-            raise TypeError("key must be bytes-like, not str")
+        key = check_buffer(key, "key")  # bytes(16) would be 16 zero bytes, not an error
         self._core.setkey(bytes(key))
         self._has_key = True
         self.digest = self._core.digest

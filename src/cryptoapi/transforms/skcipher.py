@@ -31,15 +31,15 @@ class Skcipher(KeyedTransform):
         iv, data = self._check(iv, data)
         try:
             return self._core.encrypt(iv, data)  # type: ignore[no-any-return]
-        except NeedFallback:
-            return self._serve_by_backup("encrypt", iv, data)  # type: ignore[no-any-return]
+        except NeedFallback as reason:
+            return self._serve_by_backup("encrypt", reason, iv, data)  # type: ignore[no-any-return]
 
     def decrypt(self, iv: Buffer, data: Buffer) -> bytes:
         iv, data = self._check(iv, data)
         try:
             return self._core.decrypt(iv, data)  # type: ignore[no-any-return]
-        except NeedFallback:
-            return self._serve_by_backup("decrypt", iv, data)  # type: ignore[no-any-return]
+        except NeedFallback as reason:
+            return self._serve_by_backup("decrypt", reason, iv, data)  # type: ignore[no-any-return]
 
     def _check(self, iv: Buffer, data: Buffer) -> tuple[bytes, Buffer]:
         iv = check_buffer(iv, "iv")

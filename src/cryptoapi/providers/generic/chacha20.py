@@ -67,6 +67,17 @@ def chacha20_rounds(state: list[int], mask: int) -> list[int]:
     return [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15]
 
 
+def counter_wrap(name: str, counter: int, size: int) -> str:
+    """Why ``size`` bytes of keystream from block ``counter`` are refused when they would
+    pass block 2^32 - 1: the block counter is one 32-bit word (§2.3, §2.4) and must not
+    wrap, which would repeat the keystream under the same nonce. Every chacha20 and
+    xchacha20 implementation here refuses in these words."""
+    return (
+        f"{name}: the 32-bit block counter would wrap after 0xffffffff "
+        f"({-(-size // BLOCK_SIZE)} blocks of keystream from block {counter:#x})"
+    )
+
+
 def _check_key(key: bytes) -> None:
     if len(key) != KEY_SIZE:
         raise InvalidKey(f"ChaCha20 key must be 32 bytes, got {len(key)}")
@@ -120,11 +131,10 @@ def chacha20_xor(key: bytes, counter: int, nonce: bytes, data: Buffer) -> bytes:
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     size = len(view)
-    blocks = -(-size // BLOCK_SIZE)
-    if not 0 <= counter < COUNTER_LIMIT or counter + blocks > COUNTER_LIMIT:
-        raise InvalidArgument(
-            f"ChaCha20 keystream from block {counter} for {blocks} blocks passes 2^32 blocks"
-        )
+    if not 0 <= counter < COUNTER_LIMIT:
+        raise InvalidArgument(f"chacha20: the block counter is a 32-bit word, got {counter:#x}")
+    if counter + -(-size // BLOCK_SIZE) > COUNTER_LIMIT:
+        raise InvalidArgument(counter_wrap("chacha20", counter, size))
     pieces = []
     for start in range(0, size, CHUNK_BLOCKS * BLOCK_SIZE):
         chunk = view[start : start + CHUNK_BLOCKS * BLOCK_SIZE]
@@ -162,9 +172,13 @@ CHACHA_IV_SIZE = 16  # LE32 block counter || 96-bit nonce
 XCHACHA_IV_SIZE = 32  # 192-bit nonce || LE64 stream position
 
 
-def _xor_kernel_iv(key: bytes, iv: bytes, data: Buffer) -> bytes:
-    """ChaCha20 from a 16-byte kernel IV: state words 12-15 (§2.3) as little-endian bytes."""
-    return chacha20_xor(key, int.from_bytes(iv[:4], "little"), iv[4:CHACHA_IV_SIZE], data)
+def _xor_kernel_iv(key: bytes, iv: bytes, data: Buffer, name: str = "chacha20") -> bytes:
+    """ChaCha20 from a 16-byte kernel IV: state words 12-15 (§2.3) as little-endian bytes;
+    a keystream past the 32-bit counter is refused in the words of :func:`counter_wrap`."""
+    counter = int.from_bytes(iv[:4], "little")
+    if counter + -(-len(data) // BLOCK_SIZE) > COUNTER_LIMIT:
+        raise InvalidArgument(counter_wrap(name, counter, len(data)))
+    return chacha20_xor(key, counter, iv[4:CHACHA_IV_SIZE], data)
 
 
 class ChaCha20Skcipher:
@@ -194,7 +208,8 @@ class XChaCha20Skcipher(ChaCha20Skcipher):
 
     def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
         subkey = hchacha20(self._key, iv[:HNONCE_SIZE])
-        return _xor_kernel_iv(subkey, iv[XNONCE_SIZE:] + iv[HNONCE_SIZE:XNONCE_SIZE], data)
+        position_and_nonce = iv[XNONCE_SIZE:] + iv[HNONCE_SIZE:XNONCE_SIZE]
+        return _xor_kernel_iv(subkey, position_and_nonce, data, "xchacha20")
 
     decrypt = encrypt
 

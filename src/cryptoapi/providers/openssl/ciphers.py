@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 
 from cryptoapi.alg import PRIORITY_OPENSSL, PRIORITY_PURE, Algorithm, Buffer
 from cryptoapi.errors import InvalidKey
-from cryptoapi.providers.generic.chacha20 import hchacha20
+from cryptoapi.providers.generic.chacha20 import counter_wrap, hchacha20
 from cryptoapi.providers.records import record
 from cryptoapi.transforms.base import NeedFallback
 
@@ -100,12 +100,13 @@ CHACHA_BLOCK = 64
 COUNTER_LIMIT = 1 << 32
 
 
-def _chacha20(key: bytes, iv: bytes, data: Buffer) -> bytes:
+def _chacha20(key: bytes, iv: bytes, data: Buffer, name: str = "chacha20") -> bytes:
     """XOR with the keystream from the kernel's 16-byte IV (LE32 block counter || 96-bit
     nonce), which is exactly the nonce ``cryptography`` takes."""
-    blocks = -(-len(data) // CHACHA_BLOCK)
-    if int.from_bytes(iv[:4], "little") + blocks > COUNTER_LIMIT:
-        raise NeedFallback  # OpenSSL would carry into the nonce; the generic one refuses
+    counter = int.from_bytes(iv[:4], "little")
+    if counter + -(-len(data) // CHACHA_BLOCK) > COUNTER_LIMIT:
+        # OpenSSL would carry into the nonce; the generic one refuses, in the same words.
+        raise NeedFallback(counter_wrap(name, counter, len(data)))
     return Cipher(algorithms.ChaCha20(key, iv), None).encryptor().update(data)
 
 
@@ -128,7 +129,7 @@ class XChaCha20(ChaCha20):
     ChaCha20 IV after HChaCha20 is the stream position then the last 8 nonce bytes."""
 
     def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
-        return _chacha20(hchacha20(self._key, iv[:16]), iv[24:32] + iv[16:24], data)
+        return _chacha20(hchacha20(self._key, iv[:16]), iv[24:32] + iv[16:24], data, "xchacha20")
 
     decrypt = encrypt
 

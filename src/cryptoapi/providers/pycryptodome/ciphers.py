@@ -17,6 +17,7 @@ from Crypto.Cipher import AES, ChaCha20
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
+from cryptoapi.providers.generic.chacha20 import counter_wrap
 from cryptoapi.providers.records import record
 from cryptoapi.transforms.base import NeedFallback
 
@@ -99,7 +100,8 @@ class ChaCha20Cipher:
     def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
         counter = int.from_bytes(iv[:4], "little")
         if counter + -(-len(data) // CHACHA_BLOCK) > COUNTER_LIMIT:
-            raise NeedFallback  # the generic one refuses; pycryptodome would too
+            # the generic one refuses, in the same words; pycryptodome would too
+            raise NeedFallback(counter_wrap("chacha20", counter, len(data)))
         stream = ChaCha20.new(key=self._key, nonce=iv[4:])
         stream.seek(counter * CHACHA_BLOCK)
         return stream.encrypt(data)

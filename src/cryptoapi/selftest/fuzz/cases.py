@@ -10,6 +10,7 @@ import random
 from dataclasses import astuple, dataclass, replace
 
 from cryptoapi.alg import Algorithm, AlgType
+from cryptoapi.transforms.aead import assoc_sizes
 
 LONG = (1000, 5000)
 BUFFER_KINDS = ("bytes", "bytearray", "memoryview", "offset")
@@ -168,10 +169,19 @@ def _aead_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:
         base,
         iv=rng.randbytes(ivsize),
         data=rng.randbytes(draw_length(rng, 16)),
-        assoc=rng.randbytes(rng.choice((0, 0, 1, 8, 12, 16, 20, rng.randrange(64)))),
+        assoc=rng.randbytes(_draw_assoc_size(rng, alg)),
         authsize=authsize,
         tamper=tamper,
     )
+
+
+def _draw_assoc_size(rng: random.Random, alg: Algorithm) -> int:
+    """An assoc length: one the name allows where it restricts them (the ESP AADs of
+    rfc4106 and its kin, 8 or 12 bytes), else biased to empty, short and ESP-like."""
+    allowed = assoc_sizes(alg.name)
+    if allowed:
+        return rng.choice(allowed)
+    return rng.choice((0, 0, 1, 8, 12, 16, 20, rng.randrange(64)))
 
 
 def _kdf_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:
