@@ -297,3 +297,30 @@ def test_an_update_of_lifetimes_keeps_the_sequence_numbers():
     sa = link.key_manager.sad.get(SaType.ESP, link.hosts.peer, sas.OUTBOUND_SPI)
     assert sa is not None and sa.hard is not None and sa.hard.addtime == 3600
     assert struct.unpack(">I", pair.local.output(packet)[0][24:28])[0] == 4
+
+
+@pytest.mark.parametrize(("outer", "inner"), [(6, 4), (4, 6)], ids=["4-in-6", "6-in-4"])
+def test_tunnels_between_families(outer, inner):
+    """RFC 4301 §5.1.2: the outer header is the SA's family, the inner packet any; the
+    next header says which (4 or 41)."""
+    ends, nets = sas.HOSTS[outer], sas.HOSTS[inner]
+    transform = sas.TRANSFORMS["aes-gcm-16"]
+    out_keys = sas.sa_keys(transform, 0x5005, ends.local, ends.peer)
+    in_keys = sas.sa_keys(transform, 0x6006, ends.peer, ends.local)
+    managers = (KeyManager(), KeyManager())
+    for manager in managers:
+        for keys, reqid in ((out_keys, 1), (in_keys, 2)):
+            sas.add_sa(manager, transform, keys, mode=IpsecMode.TUNNEL, reqid=reqid)
+    local, peer = managers
+    tunnel = (ends.local, ends.peer)
+    tun = IpsecMode.TUNNEL
+    sas.add_policy(local, IpsecDir.OUTBOUND, nets.local_net, nets.peer_net, mode=tun,
+                   tunnel=tunnel, reqid=1)  # fmt: skip
+    sas.add_policy(peer, IpsecDir.INBOUND, nets.local_net, nets.peer_net, mode=tun,
+                   tunnel=tunnel, reqid=1)  # fmt: skip
+    packet = udp_packet(nets.local_host, nets.peer_host, b"across families")
+    sent = Datapath(local).output(packet)[0]
+    assert sent[0] >> 4 == outer
+    next_header = sent[9] if outer == 4 else sent[6]
+    assert next_header == 50
+    assert Datapath(peer).input(sent) == packet  # (it checks the next header is 4 or 41)
