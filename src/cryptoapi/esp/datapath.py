@@ -338,11 +338,12 @@ class Datapath:
         flow = ip.flow(inner)
         if flow is None or next_header != inner_protocol(flow):
             return self._drop_in("XfrmInStateModeError")
-        ecn = decapsulated_ecn(tos & ip.ECN_MASK, flow.tos & ip.ECN_MASK)
-        if ecn is None:
-            return self._drop_in("XfrmInError")  # RFC 6040 §4.2: CE on a Not-ECT packet
-        if ecn != flow.tos & ip.ECN_MASK:
-            inner = ip.with_ecn(inner, ecn)
+        if tos & ip.ECN_MASK:  # an outer Not-ECT (the common case) changes nothing
+            ecn = decapsulated_ecn(tos & ip.ECN_MASK, flow.tos & ip.ECN_MASK)
+            if ecn is None:
+                return self._drop_in("XfrmInError")  # RFC 6040 §4.2: CE on a Not-ECT packet
+            if ecn != flow.tos & ip.ECN_MASK:
+                inner = ip.with_ecn(inner, ecn)
         return inner if self._allowed(flow, state) else None
 
     def _transport_input(
@@ -384,7 +385,11 @@ class Datapath:
     def _allowed(self, flow: Flow, state: EspState) -> bool:
         """The inbound SPD check after decapsulation (RFC 4301 §5.2 step 4), its verdict
         per (flow, SA) cached until the SAD or SPD changes."""
-        self._plan_generations()
+        if (
+            self._sad.generation != self._generations[0]
+            or self._spd.generation != self._generations[1]
+        ):
+            self._plan_generations()
         key = (flow[:6], id(state))
         verdict = self._in_verdicts.get(key)
         if verdict is None:

@@ -53,11 +53,15 @@ def open_esp(state: EspState, esp: bytes) -> tuple[bytes, int] | str:
     if body < 2 or body % crypto.align:
         return "XfrmInHdrError"  # §2.4: the padded plaintext is whole blocks, 4-aligned
     replay = state.replay
-    seq = replay.full_sequence(int.from_bytes(esp[4:8], "big"))
+    header = esp[:ESP_HEADER]
+    if state.esn:
+        seq = replay.full_sequence(int.from_bytes(esp[4:8], "big"))
+        assoc = _ESN_AAD(state.spi, seq >> 32, seq & 0xFFFFFFFF)
+    else:
+        seq = int.from_bytes(esp[4:8], "big")
+        assoc = header
     if not replay.check(seq):
         return "XfrmInStateSeqError"
-    header = esp[:ESP_HEADER]
-    assoc = _ESN_AAD(state.spi, seq >> 32, seq & 0xFFFFFFFF) if state.esn else header
     try:
         plain = crypto.open(esp[ESP_HEADER:start], esp[start:], assoc)
     except CryptoError:
