@@ -264,7 +264,7 @@ SECRET = "0x5ec2e75ec2e75ec2e75ec2e75ec2e75e"  # a key that must never show in a
         ("add 10.0.0.1 10.0.0.2 esp 255 -E null -A null ;", 1, 27, "reserved"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -x 1 ;", 1, 31, "unknown option '-x'"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -m beet ;", 1, 34, "not transport, tunnel"),
-        ("add 10.0.0.1 10.0.0.2 esp 300 -r 256 ;", 1, 34, "replay window must be"),
+        ("add 10.0.0.1 10.0.0.2 esp 300 -r 65537 ;", 1, 34, "replay window must be"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -f pad ;", 1, 34, "not a padding option"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -E rot13 0x00 ;", 1, 34, "not a known encryption"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -E 3des-cbc 0x00 ;", 1, 34, "not offered by the crypto"),

@@ -53,6 +53,7 @@ from cryptoapi.pfkey.x_extensions import (
     NatTPort,
     NatTType,
     Sa2,
+    SaReplay,
     SecCtx,
 )
 
@@ -92,6 +93,7 @@ __all__ = [
     "Sa",
     "Sa2",
     "SaFlags",
+    "SaReplay",
     "SaState",
     "SaType",
     "SecCtx",

@@ -12,10 +12,17 @@ security context). The checks, with Linux's errno where Linux has the case:
 - an algorithm number the table does not know or the registry cannot provide: ENOSYS;
 - a missing key, a key for no algorithm, or a key length the algorithm's RFC (see
   :mod:`~cryptoapi.pfkey.algorithms`) or the registry's implementation does not take:
-  EINVAL; an ``sa2`` mode other than any/transport/tunnel/BEET: EINVAL.
+  EINVAL; an ``sa2`` mode other than any/transport/tunnel/BEET: EINVAL;
+- a replay window above ``REPLAY_WINDOW_MAX`` (65536 packets), or extended sequence numbers
+  (``SaFlags.ESN``) without a replay window: EINVAL (Linux ``xfrm_init_replay`` refuses
+  ESN without a window too).
 
 Unlike Linux's PF_KEY, combined-mode (AEAD) SAs are accepted, and the replay window is
-kept as given (Linux caps it at 32).
+kept as given (Linux caps it at 32). Two extensions come from FreeBSD's PF_KEY: the SA flag
+``SaFlags.ESN`` (kept in ``sa.flags``; allowed for AH as well as ESP, since RFC 4302 §2.5.1
+gives AH ESN too, though only ESP has a data path here), and ``SA_REPLAY``, whose 32-bit
+window in packets replaces ``sadb_sa_replay`` when present. UPDATE of a MATURE SA keeps its
+window and flags, as it keeps its algorithms (see :mod:`~cryptoapi.pfkey.handlers`).
 """
 
 import struct
@@ -24,10 +31,12 @@ from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.constants import (
     E_MALFORMED,
     E_NO_ALGORITHM,
+    REPLAY_WINDOW_MAX,
     SADB_AALG_MAX,
     SADB_EALG_MAX,
     ExtType,
     IpsecMode,
+    SaFlags,
     SaState,
     SaType,
 )
@@ -36,6 +45,7 @@ from cryptoapi.pfkey.extensions import Lifetime
 from cryptoapi.pfkey.message import Scan
 from cryptoapi.pfkey.probe import AlgorithmProbe, KeyBits
 from cryptoapi.pfkey.sad import SecurityAssociation
+from cryptoapi.pfkey.x_extensions import SaReplay
 
 _SA = struct.Struct("<4sBBBBI")
 _SA2 = struct.Struct("<BBHII")
@@ -64,6 +74,8 @@ _SRC = int(ExtType.ADDRESS_SRC)
 _DST = int(ExtType.ADDRESS_DST)
 _KEY_AUTH = int(ExtType.KEY_AUTH)
 _KEY_ENCRYPT = int(ExtType.KEY_ENCRYPT)
+_SA_REPLAY_EXT = int(ExtType.SA_REPLAY)
+_ESN = int(SaFlags.ESN)
 _KEPT = frozenset(int(t) for t in KEPT)
 _LIFETIMES = frozenset((int(ExtType.LIFETIME_HARD), int(ExtType.LIFETIME_SOFT)))
 
@@ -108,6 +120,8 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
     spi = int.from_bytes(spi, "big")
     if spi == 0:
         raise fail("SPI 0 is reserved (RFC 4303 §2.1)")
+    if flags & _ESN or _SA_REPLAY_EXT in spans:
+        replay = replay_window(scan, replay, flags)
     auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(probe, satype, auth, encrypt)
     auth_bits, auth_key = _key(data, spans.get(_KEY_AUTH), auth_spec, auth_usable)
     encrypt_bits, encrypt_key = _key(data, spans.get(_KEY_ENCRYPT), encrypt_spec, encrypt_usable)
@@ -147,6 +161,20 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
         now,
         scan.seq,
     )
+
+
+def replay_window(scan: Scan, replay: int, flags: int) -> int:
+    """The SA's replay window in packets: SA_REPLAY's when the message has one (it overrides
+    ``sadb_sa_replay``), else ``replay``; EINVAL above ``REPLAY_WINDOW_MAX``, or for ESN
+    without a window (there is nothing to infer the high bits from, RFC 4303 Appendix A)."""
+    found = scan.decode(_SA_REPLAY_EXT)
+    if isinstance(found, SaReplay):
+        replay = found.replay
+        if replay > REPLAY_WINDOW_MAX:
+            raise fail(f"replay window {replay} is above the maximum, {REPLAY_WINDOW_MAX}")
+    if flags & _ESN and not replay:
+        raise fail("extended sequence numbers (SaFlags.ESN) need a replay window")
+    return replay
 
 
 Combination = tuple[AlgSpec | None, KeyBits, AlgSpec | None, KeyBits]

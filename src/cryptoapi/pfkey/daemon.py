@@ -182,6 +182,8 @@ class KeyDaemon:
             waits.append(timers[0][0] - self.km.clock())
         if self._resume_at is not None:
             waits.append(self._resume_at - time.monotonic())
+        if self.store is not None and (usage := self.store.usage_wait()) is not None:
+            waits.append(usage)  # usage counters and DYING states to write (store.py)
         if not waits:
             return None
         return min(max(min(waits), 0.0), 60.0)

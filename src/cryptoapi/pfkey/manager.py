@@ -100,6 +100,8 @@ class KeyManager:
         self._messages = 0
         self._errors = 0
         self._expired = [0, 0]
+        self.on_dying: Callable[[SecurityAssociation], None] | None = None
+        """Called with each SA a soft limit makes DYING (a state store writes it then)."""
 
     def handle(self, message: Buffer) -> list[bytes]:
         """The replies to one PF_KEY message, the sender's first (see the module doc)."""
@@ -227,6 +229,8 @@ class KeyManager:
             sa.soft_expired = True
             sa.state = SaState.DYING
             self.sad.generation += 1  # a DYING SA is chosen after MATURE ones now
+            if self.on_dying is not None:
+                self.on_dying(sa)
             lifetime = sa.soft
         else:
             assert sa.hard is not None

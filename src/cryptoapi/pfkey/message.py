@@ -8,7 +8,9 @@ Decoding follows Linux's ``pfkey_get_base_msg`` and ``parse_exthdrs``, errno for
 - an extension shorter than 8 bytes, running past the end, of type 0, repeated (§2.3: "An
   EINVAL will be returned if there are duplicate extensions"), shorter than its structure,
   or with a wrong address or context length: EINVAL;
-- extension types above ``SADB_EXT_MAX`` are skipped (§2.3: unknown types "MUST be ignored").
+- extension types above ``SADB_EXT_MAX`` are skipped (§2.3: unknown types "MUST be ignored"),
+  but for ``SA_REPLAY`` (32, FreeBSD's ``sadb_x_sa_replay``: see
+  :mod:`~cryptoapi.pfkey.constants`), which is decoded.
 
 A :class:`Scan` keeps the message as :class:`~cryptoapi.pfkey.extensions.Redacted` bytes,
 so neither its repr nor that of anything in it shows the keys an ADD or UPDATE carries.
@@ -26,6 +28,7 @@ from cryptoapi.pfkey.constants import (
     PF_KEY_V2,
     SADB_EXT_MAX,
     SADB_MAX,
+    ExtType,
 )
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.extensions import Redacted
@@ -41,8 +44,9 @@ SPECS: dict[int, ExtSpec] = {
     **proposal.SPECS,
     **policy.SPECS,
 }
-"""Every known extension type (1 .. ``SADB_EXT_MAX``) -> (minimum length, checker, decoder)."""
-assert sorted(SPECS) == list(range(1, SADB_EXT_MAX + 1))
+"""Every known extension type (1 .. ``SADB_EXT_MAX``, and ``SA_REPLAY``) -> (minimum length,
+checker, decoder)."""
+assert sorted(SPECS) == [*range(1, SADB_EXT_MAX + 1), ExtType.SA_REPLAY]
 
 E = TypeVar("E")
 

@@ -1,7 +1,9 @@
 """The messages the key manager sends, built from SA records (RFC 2367 §3.1).
 
 - GET and DUMP (§3.1.5, §3.1.10): ``<base, SA, (lifetime(HS),) lifetime(C), address(SD),
-  (key(AE),) sa2, (kept extensions)>``, keys included;
+  (key(AE),) sa2, (sa_replay,) (kept extensions)>``, keys included; ``sa_replay``
+  (FreeBSD's ``sadb_x_sa_replay``) only for a window above 255, which ``sadb_sa_replay``
+  cannot hold (it then says 255), so a window Linux could have is sent as Linux sends it;
 - EXPIRE (§3.1.8): ``<base, SA, lifetime(C and one of HS), address(SD)>``, no keys;
 - GETSPI (§3.1.1) and DELETE (§3.1.4): ``<base, SA, address(SD)>``;
 - an error (§1.4): the sender's header alone, with ``sadb_msg_errno`` set.
@@ -13,10 +15,11 @@ of a DUMP are a :class:`Dump`, each built when it is taken.
 import struct
 from collections.abc import Callable, Sequence
 
-from cryptoapi.pfkey.constants import PF_KEY_V2, ExtType, MsgType
+from cryptoapi.pfkey.constants import PF_KEY_V2, SADB_SA_REPLAY_MAX, ExtType, MsgType
 from cryptoapi.pfkey.extensions import Lifetime
 from cryptoapi.pfkey.message import HEADER, Scan
 from cryptoapi.pfkey.sad import SecurityAssociation
+from cryptoapi.pfkey.x_extensions import SaReplay
 
 _SA = struct.Struct("<HH4sBBBBI")
 _LIFETIME = struct.Struct("<HHIQQQ")
@@ -43,12 +46,14 @@ def error(data: bytes, errno: int) -> bytes:
 
 
 def sa_ext(sa: SecurityAssociation, state: int | None = None) -> bytes:
-    """The ``sadb_sa`` extension of ``sa`` (its own state unless ``state`` is given)."""
+    """The ``sadb_sa`` extension of ``sa`` (its own state unless ``state`` is given); a
+    window above 255 is sent as 255 (as FreeBSD sends it), and in full by
+    :func:`full`'s SA_REPLAY."""
     return _SA.pack(
         _SA_WORDS,
         _SA_TYPE,
         sa.spi.to_bytes(4, "big"),
-        sa.replay,
+        sa.replay if sa.replay <= SADB_SA_REPLAY_MAX else SADB_SA_REPLAY_MAX,
         sa.state if state is None else state,
         sa.auth,
         sa.encrypt,
@@ -100,7 +105,10 @@ def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool)
         parts.append(key_ext(ExtType.KEY_AUTH, sa.auth_bits, sa.auth_key))
     if keys and sa.encrypt_bits:
         parts.append(key_ext(ExtType.KEY_ENCRYPT, sa.encrypt_bits, sa.encrypt_key))
-    parts += (sa2_ext(sa), sa.extra)
+    parts.append(sa2_ext(sa))
+    if sa.replay > SADB_SA_REPLAY_MAX:
+        parts.append(SaReplay(sa.replay).encode())
+    parts.append(sa.extra)
     return base(type_, sa.satype, seq, pid, b"".join(parts))
 
 

@@ -9,10 +9,21 @@ killed (``kill -9``; the WAL is in the OS's hands) but not power loss.
 
 What changed is found without scanning: the manager's SA dict is replaced by a
 :class:`TrackedDict` that notes the keys assigned or deleted, and the SPD notes the indexes
-it inserts or removes. A commit writes the current state of just those. Usage counters that
-only :meth:`KeyManager.account` changes, and the DYING state a soft lifetime sets in place,
-are not tracked: no socket message changes them, and a soft add-time limit fires again after
-a restart, so the state comes back.
+it inserts or removes. A commit writes the current state of just those.
+
+Usage (bytes, allocations, first use) and the DYING state change in place, from the data
+path and the lifetimes, so they are written on their own schedule
+(:mod:`~cryptoapi.pfkey.usage`), into the same ``sas`` rows: the SAs that went DYING at the
+next commit (in the daemon, before their EXPIRE is sent), the SAs whose counters moved at
+most every ``usage_interval`` seconds (5; :meth:`StateStore.usage_wait` tells the daemon
+when), and all of them at :meth:`StateStore.close`; never per packet. On restore they come
+back: a DYING SA stays DYING and its soft limit does not fire again, and use-time limits
+run from the recorded first use. What ``kill -9`` can lose is the counting since the last
+periodic write (at most ``usage_interval`` seconds of it: after a restart the SA has
+carried less than it has, and its byte and packet limits fall that much later), and, for a
+key manager whose soft limits fire outside a daemon round (a data path's packets), a DYING
+state set since the last commit (it then fires again, when reached again); never an
+acknowledged SA or policy, and never a DYING state whose EXPIRE the daemon sent.
 
 The file holds key material, so it is opened with care, before SQLite sees it:
 
@@ -56,7 +67,8 @@ import sqlite3
 import stat
 import struct
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cryptoapi.pfkey.constants import ExtType, MsgType, SaState
@@ -66,6 +78,7 @@ from cryptoapi.pfkey.message import scan
 from cryptoapi.pfkey.policy import Policy
 from cryptoapi.pfkey.sad import SaKey, SecurityAssociation
 from cryptoapi.pfkey.spd import admit_policy
+from cryptoapi.pfkey.usage import USAGE_INTERVAL, UsageWriter
 
 if TYPE_CHECKING:
     from cryptoapi.pfkey.manager import KeyManager
@@ -103,6 +116,12 @@ _UPSERT_SA = (
     + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:])
 )
 _DELETE_SA = "DELETE FROM sas WHERE satype = ? AND dst = ? AND spi = ?"
+USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired")
+"""The SA columns that change in place (usage and DYING), written by :mod:`.usage`."""
+_UPDATE_USAGE = (
+    f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS)} "
+    "WHERE satype = ? AND dst = ? AND spi = ?"
+)
 SYNC_MODES = ("FULL", "NORMAL")
 
 
@@ -181,6 +200,11 @@ def _sa_row(sa: SecurityAssociation) -> tuple[Any, ...]:
     values[16] = _lifetime_blob(sa.hard)
     values[17] = _lifetime_blob(sa.soft)
     return tuple(values)
+
+
+def _usage_row(sa: SecurityAssociation) -> tuple[Any, ...]:
+    """The parameters of ``_UPDATE_USAGE`` for ``sa``."""
+    return (*(getattr(sa, column) for column in USAGE_COLUMNS), sa.satype, sa.dst, sa.spi)
 
 
 def _refusal(code: int, path: str, problem: str) -> PfkeyError:
@@ -334,9 +358,17 @@ def _sync_directory(directory: str) -> None:
 
 class StateStore:
     """The SQLite file at ``path`` holding one key manager's SAs and policies, locked for
-    this store until :meth:`close`."""
+    this store until :meth:`close`. Usage is written at most every ``usage_interval``
+    seconds of ``clock`` (monotonic; see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "FULL",
+        usage_interval: float = USAGE_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.path = os.fspath(path)
         mode = synchronous.upper()
         if mode not in SYNC_MODES:
@@ -354,6 +386,7 @@ class StateStore:
         self._spd_changed: set[int] | None = None
         self._km: KeyManager | None = None
         self._scrub = False
+        self._usage = UsageWriter(usage_interval, clock)
 
     def _connect(self, synchronous: str) -> sqlite3.Connection:
         """SQLite on the file claimed, once the path is seen to name it still."""
@@ -384,10 +417,18 @@ class StateStore:
             raise _refusal(errno.EBUSY, self.path, "was replaced while it was being opened")
 
     def close(self) -> None:
-        """Close the database, then release the lock (in that order: see the module
-        docstring). Later calls do nothing."""
+        """Write the usage that moved (:meth:`flush_usage`), close the database, then release
+        the lock (in that order: see the module docstring). Later calls do nothing. A
+        failing write is logged, not raised: closing goes on (and may be cleaning up after
+        the error that failed it)."""
         if self._fd < 0:
             return
+        try:
+            self.flush_usage()
+        except PfkeyError as error:
+            log.warning("%s: usage counters not written at close: %s", self.path, error)
+        if self._km is not None:
+            self._km.on_dying = None
         self.db.close()
         os.close(self._fd)
         self._fd = -1
@@ -408,6 +449,7 @@ class StateStore:
         restored: dict[SaKey, SecurityAssociation] = {}
         for sa in self.sas():
             restored[sa.key] = sa
+            self._usage.stored(sa.key, sa)
             if sa.state == SaState.LARVAL:
                 km.larval(sa)
             else:
@@ -425,11 +467,29 @@ class StateStore:
         self._sas = km.sad.by_key = TrackedDict(restored)
         self._spd_changed = km.spd.changed = set()
         self._km = km
+        km.on_dying = self._usage.dying
         return len(restored), len(km.spd)
 
     def pending(self) -> bool:
-        """Whether there are changes not committed yet."""
-        return bool(self._sas and self._sas.changed) or bool(self._spd_changed)
+        """Whether there are changes not committed yet (SAs gone DYING included)."""
+        sas_changed = bool(self._sas and self._sas.changed)
+        return sas_changed or bool(self._spd_changed) or bool(self._usage.dying_sas)
+
+    def usage_wait(self) -> float | None:
+        """Seconds until :meth:`commit` has usage to write, or None while none can be due:
+        an event loop waits at most this long between commits (see the module docstring)."""
+        return self._usage.wait() if self._km is not None else None
+
+    def flush_usage(self) -> None:
+        """Write now the usage of every SA whose usage moved since it was last written (one
+        transaction), whether or not the interval is over; SAs with uncommitted changes are
+        left to :meth:`commit`. Called by :meth:`close`."""
+        sas, km = self._sas, self._km
+        if sas is None or km is None:
+            return
+        usage = self._usage.due_now(sas, sas.changed, force=True)
+        if usage:
+            self._transaction([], [], set(), km, usage)
 
     def commit(self) -> None:
         """Write every change since the last commit in one transaction (durable when this
@@ -439,13 +499,21 @@ class StateStore:
         if sas is None or spd_changed is None or km is None:
             return
         dropped = sas.dropped
-        if sas.changed or spd_changed:
-            self._commit_changes(sas, spd_changed, km)
+        usage = self._usage.due_now(sas, sas.changed)
+        if sas.changed or spd_changed or usage:
+            self._commit_changes(sas, spd_changed, km, usage)
         if self._scrub or dropped:
             self._scrub = not self._checkpoint(warn=dropped)
 
-    def _commit_changes(self, sas: TrackedDict, spd_changed: set[int], km: "KeyManager") -> None:
-        """The current state of each SA and policy noted as changed, in one transaction."""
+    def _commit_changes(
+        self,
+        sas: TrackedDict,
+        spd_changed: set[int],
+        km: "KeyManager",
+        usage: list[SecurityAssociation],
+    ) -> None:
+        """The current state of each SA and policy noted as changed, and the usage of
+        ``usage``, in one transaction."""
         upserts, deletes = [], []
         for key in sas.changed:
             sa = sas.get(key)
@@ -453,13 +521,29 @@ class StateStore:
                 deletes.append(key)
             else:
                 upserts.append(_sa_row(sa))
-        try:
-            self._write(deletes, upserts, spd_changed, km)
-        except sqlite3.Error as error:
-            raise PfkeyError(errno.EIO, f"cannot commit to {self.path}: {error}") from None
+        self._transaction(deletes, upserts, spd_changed, km, usage)
+        stored = self._usage.stored
+        for key in sas.changed:
+            stored(key, sas.get(key))
         sas.changed.clear()
         sas.dropped = False
         spd_changed.clear()
+
+    def _transaction(
+        self,
+        deletes: list[SaKey],
+        upserts: list[tuple[Any, ...]],
+        spd_changed: set[int],
+        km: "KeyManager",
+        usage: list[SecurityAssociation],
+    ) -> None:
+        """:meth:`_write` with the usage rows of ``usage``; EIO if it fails. What it wrote
+        is noted once it is committed."""
+        try:
+            self._write(deletes, upserts, spd_changed, km, [_usage_row(sa) for sa in usage])
+        except sqlite3.Error as error:
+            raise PfkeyError(errno.EIO, f"cannot commit to {self.path}: {error}") from None
+        self._usage.wrote(usage)
 
     def _checkpoint(self, *, warn: bool) -> bool:
         """``wal_checkpoint(TRUNCATE)``, not waiting for another process's reader or writer
@@ -488,14 +572,17 @@ class StateStore:
         upserts: list[tuple[Any, ...]],
         spd_changed: set[int],
         km: "KeyManager",
+        usage_rows: list[tuple[Any, ...]],
     ) -> None:
-        """One transaction: the SA rows, then the policy rows."""
+        """One transaction: the SA rows, their usage, then the policy rows."""
         db = self.db
         policies = km.spd.by_index
         db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany(_DELETE_SA, deletes)
             db.executemany(_UPSERT_SA, upserts)
+            if usage_rows:  # an empty executemany still costs a statement lookup
+                db.executemany(_UPDATE_USAGE, usage_rows)
             for index in spd_changed:
                 policy = policies.get(index)
                 db.execute("DELETE FROM policies WHERE id = ?", (index,))

@@ -1,5 +1,6 @@
 """The KAME/Linux extensions: ``sadb_x_sa2``, NAT-T type and ports, security context,
-key-manager private data and address, and the dump filter (Linux ``pfkeyv2.h``).
+key-manager private data and address, and the dump filter (Linux ``pfkeyv2.h``); and
+FreeBSD's ``sadb_x_sa_replay`` (``sys/net/pfkeyv2.h``), under its own number here.
 
 These are not in RFC 2367; it allows them (§2.3: "extensions not specified in this document")
 and Linux sends and accepts them. NAT-T ports are network order on the wire.
@@ -19,6 +20,7 @@ _NAT_T_PORT = struct.Struct("<2sH")
 _SEC_CTX = struct.Struct("<BBH")
 _RESERVED = struct.Struct("<I")
 _FILTER = struct.Struct("<16s16sHBB")
+_SA_REPLAY = struct.Struct("<I")
 
 MAX_SEC_CTX_LEN = 4096
 """Linux refuses a security context longer than a page (``verify_sec_ctx_len``)."""
@@ -125,6 +127,20 @@ class Filter:
         return wrap(ExtType.X_FILTER, body)
 
 
+@dataclass(frozen=True, slots=True)
+class SaReplay:
+    """``sadb_x_sa_replay`` (FreeBSD): ``u16 len`` (1), ``u16 exttype``, ``u32 replay``, the
+    replay window in packets. It states a window ``sadb_sa_replay`` (8 bits) cannot: on
+    ADD/UPDATE it overrides ``sadb_sa_replay``; GET and DUMP carry it for windows above
+    255 (see :attr:`~cryptoapi.pfkey.constants.ExtType.SA_REPLAY` for its number)."""
+
+    exttype: ClassVar[int] = ExtType.SA_REPLAY
+    replay: int
+
+    def encode(self) -> bytes:
+        return wrap(ExtType.SA_REPLAY, _SA_REPLAY.pack(self.replay))
+
+
 def _decode_sa2(data: bytes, start: int, end: int, exttype: int) -> Sa2:
     mode, _, _, sequence, reqid = _SA2.unpack_from(data, start + 4)
     return Sa2(mode, reqid, sequence)
@@ -166,6 +182,10 @@ def _decode_kmaddress(data: bytes, start: int, end: int, exttype: int) -> KmAddr
     return KmAddress(local, remote)
 
 
+def _decode_sa_replay(data: bytes, start: int, end: int, exttype: int) -> SaReplay:
+    return SaReplay(_SA_REPLAY.unpack_from(data, start + 4)[0])
+
+
 def _decode_filter(data: bytes, start: int, end: int, exttype: int) -> Filter:
     saddr, daddr, family, splen, dplen = _FILTER.unpack_from(data, start + 4)
     return Filter(family, saddr, daddr, splen, dplen)
@@ -180,5 +200,6 @@ SPECS: dict[int, ExtSpec] = {
     ExtType.X_SEC_CTX: (8, _check_sec_ctx, _decode_sec_ctx),
     ExtType.X_KMADDRESS: (8, _decode_kmaddress, _decode_kmaddress),
     ExtType.X_FILTER: (40, None, _decode_filter),
+    ExtType.SA_REPLAY: (8, None, _decode_sa_replay),
 }
 """Extension type -> (minimum length, checker, decoder): see ``wire.ExtSpec``."""

@@ -1,5 +1,11 @@
-"""The options of an SA statement: extensions (``-m -r -u -f -lh -ls -bh -bs -ctx``) and
+"""The options of an SA statement: extensions (``-m -r -u -f -esn -lh -ls -bh -bs -ctx``) and
 algorithms (``-E ealgo key``, ``-A aalgo key``, ``-C calgo``), with their keys.
+
+``-r N`` is the replay window in packets, as Linux's ``sadb_sa_replay`` counts it (FreeBSD's
+``-r`` counts bytes of bitmap, 8 packets each: ``-r 512`` there is ``-r 4096`` here), up to
+``REPLAY_WINDOW_MAX`` (65536); a window above 255 goes in FreeBSD's ``SA_REPLAY`` extension
+too. ``-esn`` asks for extended sequence numbers (``SaFlags.ESN``; FreeBSD's setkey token,
+``F_ESN``), which need a replay window.
 
 Key lengths are checked against the algorithm's RFC as :mod:`cryptoapi.pfkey.algorithms`
 gives them (e.g. ``hmac-sha256`` 256 bits, RFC 4868; ``aes-gcm-16`` 128/192/256 bits plus
@@ -11,7 +17,14 @@ material, and the options' repr hides the keys.
 from dataclasses import dataclass, field
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.constants import AF_INET, ExtType, IpsecMode, SaType
+from cryptoapi.pfkey.constants import (
+    AF_INET,
+    REPLAY_WINDOW_MAX,
+    ExtType,
+    IpsecMode,
+    SaFlags,
+    SaType,
+)
 from cryptoapi.pfkey.extensions import Key, Lifetime
 from cryptoapi.pfkey.setkey import names
 from cryptoapi.pfkey.setkey.reader import Reader
@@ -47,7 +60,7 @@ class SaOptions:
     encrypt: int = 0
     auth_key: bytes | None = None
     encrypt_key: bytes | None = None
-    given: dict[str, Token] = field(default_factory=dict)  # algorithm flag -> its token
+    given: dict[str, Token] = field(default_factory=dict)  # -E/-A/-C and -esn -> its token
 
     def __repr__(self) -> str:
         return (
@@ -73,6 +86,8 @@ class SaOptions:
     def check(self, satype: int, protocol: Token, end: Token) -> None:
         """The algorithms fit the protocol (RFC 4302, RFC 4303 §3.2, RFC 4106 §8)."""
         given = self.given
+        if "-esn" in given and not self.replay:
+            raise SetkeyError(given["-esn"].where, "-esn needs a replay window: give -r N")
         if satype == SaType.AH:
             if "-E" in given:
                 raise SetkeyError(given["-E"].where, "ah takes no -E: give -A aalgo key")
@@ -114,7 +129,11 @@ def read_options(reader: Reader, o: SaOptions, *, algorithms: bool, protocol: To
                 )
             o.mode = names.MODES[word.text]
         elif text == "-r":
-            o.replay = reader.number(reader.word("a replay window"), 255, "the replay window")
+            window = reader.word("a replay window (packets)")
+            o.replay = reader.number(window, REPLAY_WINDOW_MAX, "the replay window")
+        elif text == "-esn":
+            o.given[text] = flag
+            o.flags |= SaFlags.ESN
         elif text == "-u":
             o.reqid = reader.number(reader.word("a reqid"), U32, "the reqid")
         elif text == "-f":

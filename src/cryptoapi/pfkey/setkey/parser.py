@@ -12,10 +12,13 @@
 
 Protocols are ``esp``, ``ah`` and ``esp-udp`` (NAT-T, RFC 3948: ports default to 4500);
 ``ipcomp``, ``tcp`` and the ``-old`` forms are refused, as is ``-C`` (no compression in the
-crypto API). Options: ``-m transport|tunnel|any``, ``-r`` replay window (0-255: the width
-of ``sadb_sa_replay``), ``-u`` reqid, ``-f zero-pad|random-pad|seq-pad|nocyclic-seq``,
-``-lh``/``-ls`` seconds and ``-bh``/``-bs`` bytes (hard/soft lifetimes), ``-ctx``. Keys are
-``0x`` hex or ``"quoted strings"``; their length is checked against the algorithm's RFC.
+crypto API). Options: ``-m transport|tunnel|any``, ``-r`` replay window in packets
+(0-65536; above 255, the width of ``sadb_sa_replay``, it also goes in FreeBSD's
+``SA_REPLAY`` extension; FreeBSD's ``-r`` counts bytes, 8 packets each, and ours keeps
+Linux's meaning), ``-esn`` (extended sequence numbers, FreeBSD's token), ``-u`` reqid,
+``-f zero-pad|random-pad|seq-pad|nocyclic-seq``, ``-lh``/``-ls`` seconds and
+``-bh``/``-bs`` bytes (hard/soft lifetimes), ``-ctx``. Keys are ``0x`` hex or
+``"quoted strings"``; their length is checked against the algorithm's RFC.
 
 The whole input is read before anything is sent: the first problem raises
 :class:`SetkeyError` (EINVAL) naming file, line and column, and nothing is applied.
@@ -25,7 +28,7 @@ import os
 from dataclasses import dataclass
 
 from cryptoapi.pfkey.constants import IPSEC_PROTO_ANY as ANY
-from cryptoapi.pfkey.constants import ExtType, MsgType
+from cryptoapi.pfkey.constants import SADB_SA_REPLAY_MAX, ExtType, MsgType
 from cryptoapi.pfkey.extensions import Address, Sa, SpiRange
 from cryptoapi.pfkey.message import Message
 from cryptoapi.pfkey.setkey import names
@@ -35,7 +38,7 @@ from cryptoapi.pfkey.setkey.spdstatement import spd_statement
 from cryptoapi.pfkey.setkey.tokens import Kind, Position, SetkeyError, Token, quote, tokenize
 from cryptoapi.pfkey.sockaddr import SockAddr
 from cryptoapi.pfkey.wire import Extension
-from cryptoapi.pfkey.x_extensions import NatTPort, NatTType, Sa2
+from cryptoapi.pfkey.x_extensions import NatTPort, NatTType, Sa2, SaReplay
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +167,10 @@ def _sa_message(
             exts.append(o.ctx)
     if type_ == MsgType.GETSPI and spi:
         exts.append(SpiRange(spi, spi))
-    exts += (Sa(spi, o.replay, 0, o.auth, o.encrypt, o.flags), Sa2(o.mode, o.reqid))
+    replay = min(o.replay, SADB_SA_REPLAY_MAX)  # the rest in SA_REPLAY, as FreeBSD's setkey
+    exts += (Sa(spi, replay, 0, o.auth, o.encrypt, o.flags), Sa2(o.mode, o.reqid))
+    if o.replay > SADB_SA_REPLAY_MAX:
+        exts.append(SaReplay(o.replay))
     natt = protocol == "esp-udp" and type_ in (MsgType.ADD, MsgType.UPDATE)
     if natt:
         exts.append(NatTType(names.NAT_T_ESPINUDP))

@@ -3,6 +3,11 @@
 An SA's keys are shown only when ``show_keys`` is true; otherwise only their length is.
 Works on decoded GET/DUMP/SPDDUMP replies (any message with the extensions), so the same
 code lists the daemon's database and an in-process one.
+
+``replay=`` is the window in packets: FreeBSD's ``SA_REPLAY`` when the reply has one (a
+window above 255), else ``sadb_sa_replay``, as FreeBSD's ``pfkey_sadump`` picks it (it
+prints bytes, its ``-r`` unit; here packets, ours and Linux's). Flags are shown as hex
+only, ESN (``0x00000400``) too, as both ipsec-tools' and FreeBSD's ``pfkey_sadump`` do.
 """
 
 import time
@@ -13,7 +18,7 @@ from cryptoapi.pfkey.extensions import Address, Key, Lifetime, Sa
 from cryptoapi.pfkey.message import Message
 from cryptoapi.pfkey.policy import IpsecRequest, Policy
 from cryptoapi.pfkey.setkey import names
-from cryptoapi.pfkey.x_extensions import NatTType, Sa2
+from cryptoapi.pfkey.x_extensions import NatTType, Sa2, SaReplay
 
 STATES = ("larval", "mature", "dying", "dead")
 MODES = ("any", "transport", "tunnel", "beet")
@@ -37,6 +42,15 @@ def _key(key: Key | None, show: bool) -> str:
     return key.key.hex() if show else f"<{key.bits}-bit key hidden>"
 
 
+def replay_window(msg: Message) -> int:
+    """The SA's replay window in packets: SA_REPLAY's if the reply has it, else the SA's."""
+    window = msg.get(ExtType.SA_REPLAY, SaReplay)
+    if window is not None:
+        return window.replay
+    sa = msg.get(ExtType.SA, Sa)
+    return sa.replay if sa is not None else 0
+
+
 def sa_dict(msg: Message, *, show_keys: bool = False) -> dict[str, Any]:
     """The SA of a GET or DUMP reply as plain values (keys as hex only if ``show_keys``)."""
     sa = msg.get(ExtType.SA, Sa) or Sa(0)
@@ -52,7 +66,7 @@ def sa_dict(msg: Message, *, show_keys: bool = False) -> dict[str, Any]:
         "mode": _pick(MODES, sa2.mode),
         "reqid": sa2.reqid,
         "state": _pick(STATES, sa.state),
-        "replay": sa.replay,
+        "replay": replay_window(msg),
         "flags": sa.flags,
     }
     if sa.encrypt:
@@ -91,7 +105,7 @@ def format_sa(msg: Message, *, show_keys: bool = False) -> str:
     if "auth" in d:
         key = _key(msg.get(ExtType.KEY_AUTH, Key), show_keys)
         lines.append(f"\tA: {d['auth']}  {key}".rstrip())
-    lines.append(f"\treplay={sa.replay} flags={sa.flags:#010x} state={d['state']}")
+    lines.append(f"\treplay={d['replay']} flags={sa.flags:#010x} state={d['state']}")
     current = msg.get(ExtType.LIFETIME_CURRENT, Lifetime)
     if current is not None:
         lines.append(f"\tcreated: {_when(current.addtime)}\tcurrent: {current.nbytes}(bytes)")
