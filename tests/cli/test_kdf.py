@@ -51,8 +51,10 @@ def test_rfc5869_with_salt_and_json(capsys):
     assert kdf(*RFC5869, "--json") == 0
     record = json.loads(capsys.readouterr().out)
     assert record == {
+        "schema": 1,
         "name": "hkdf(hmac(sha256))",
         "driver": "hkdf(hmac(sha256-openssl))",
+        "provider": "openssl",
         "okm": RFC5869_OKM,
     }
 
@@ -143,5 +145,51 @@ def test_through_the_cryptoapi_command():
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert bad.returncode == 1
-    assert "--key is not valid hex" in bad.stderr and "errno 22" in bad.stderr
+    assert bad.stderr == "cryptoapi: --key is not valid hex\n"  # no "(errno 22)", no traceback
     assert SECRET not in bad.stderr
+
+
+def test_key_file_is_raw_bytes(tmp_path, capsys):
+    key_file = tmp_path / "kdk.bin"
+    key_file.write_bytes(bytes.fromhex(CAVP_KEY))
+    argv = [a if a != CAVP_KEY else str(key_file) for a in CAVP_ARGS]
+    argv[argv.index("--key")] = "--key-file"
+    assert kdf(*argv) == 0
+    assert capsys.readouterr().out == CAVP_KO + "\n"
+
+
+def test_key_file_keeps_a_trailing_newline(tmp_path, capsys):
+    key_file = tmp_path / "ikm"
+    key_file.write_bytes(b"\x0b" * 22 + b"\n")
+    assert kdf(RFC5869[0], "--key-file", str(key_file), *RFC5869[3:]) == 0
+    with_newline = capsys.readouterr().out.strip()
+    assert kdf(*RFC5869) == 0
+    assert with_newline != capsys.readouterr().out.strip() == RFC5869_OKM
+
+
+def test_key_from_stdin_through_the_command():
+    done = subprocess.run(
+        [sys.executable, "-m", "cryptoapi", "kdf", RFC5869[0], "--key-file", "-", *RFC5869[3:]],
+        input=b"\x0b" * 22, capture_output=True, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.decode()) == (0, RFC5869_OKM + "\n")
+
+
+def test_an_unreadable_key_file_is_named_not_shown(tmp_path):
+    with pytest.raises(InvalidArgument, match=r"--key-file .*absent: No such file"):
+        kdf(RFC5869[0], "--key-file", str(tmp_path / "absent"), *RFC5869[3:])
+
+
+@pytest.mark.parametrize("keys", [[], ["--key", "00", "--key-file", "-"]], ids=["neither", "both"])
+def test_exactly_one_key_source(keys, capsys):
+    with pytest.raises(SystemExit) as caught:
+        kdf(RFC5869[0], *keys, *RFC5869[3:])
+    assert caught.value.code == 2
+    assert "--key-file" in capsys.readouterr().err
+
+
+def test_help_warns_about_a_key_on_the_command_line(capsys):
+    with pytest.raises(SystemExit):
+        kdf("--help")
+    text = " ".join(capsys.readouterr().out.split())  # as argparse wrapped it, unwrapped
+    assert "--key HEX the key in hex; WARNING: ps and the shell's history show it" in text

@@ -113,8 +113,9 @@ def test_through_the_daemon(daemon, config, capsys):
     # the same file again: every statement is refused, each reported, status 1
     assert setkey("-f", config, "--socket", path) == 1
     err = capsys.readouterr().err
-    assert f"{config}:2:1: add: File exists (errno 17)" in err
-    assert f"{config}:8:1: spdadd: File exists (errno 17)" in err
+    assert f"cryptoapi setkey: {config}:2:1: add: File exists\n" in err
+    assert f"cryptoapi setkey: {config}:8:1: spdadd: File exists\n" in err
+    assert "errno" not in err
     assert setkey("-F", "-P", "--socket", path) == 0
     assert len(km.spd) == 0 and len(km.sad) == 2
     assert setkey("-F", "--socket", path) == 0

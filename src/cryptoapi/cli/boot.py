@@ -1,8 +1,10 @@
-"""``cryptoapi boot``: bring up a fresh registry as a process start would, and show it.
+"""cryptoapi boot: bring up a fresh registry as a process start would, and show it.
 
-Prints one ``initcall_debug``-like line per registration and per self-test, then totals:
-wall time, CPU time, threads started and tests run. ``--chart`` draws the boot chart (one
-lane per thread, a bar per event, coloured by result) with matplotlib, an optional extra.
+Prints one line per provider import, registration and self-test, like the kernel's
+initcall_debug, then the totals: wall time, CPU time, threads started and tests run.
+--chart draws the boot chart (one lane per thread, a bar per event, coloured by kind and
+result; an SVG has a tooltip on every bar) with matplotlib, an optional extra
+(pip install 'cryptoapi[chart]').
 """
 
 import argparse
@@ -13,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from cryptoapi.errors import InvalidArgument
+from cryptoapi.cli.options import add_selftests_option
 from cryptoapi.registry.registry import Registry
 from cryptoapi.registry.trace import TraceEvent
 from cryptoapi.selftest.manager import mode_from
@@ -21,6 +23,8 @@ from cryptoapi.selftest.manager import mode_from
 
 @dataclass
 class BootReport:
+    """What one bring-up did (the trace events, in order) and what it cost."""
+
     mode: str
     events: list[TraceEvent]
     started: float
@@ -35,17 +39,26 @@ class BootReport:
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
-        "boot", help="bring up a fresh registry and profile it (initcall_debug style)"
+        "boot",
+        help="bring up a fresh registry and show what it did, when (initcall_debug style)",
+        description=__doc__,
     )
-    parser.add_argument("--selftests", help="self-test mode (off, lazy, eager, full)")
-    parser.add_argument("--chart", metavar="FILE", help="draw the boot chart (.svg or .png)")
+    add_selftests_option(parser)
+    parser.add_argument(
+        "--chart", metavar="FILE", type=chart_file, help="draw the boot chart (.svg or .png)"
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the totals")
     parser.set_defaults(run=run)
 
 
+def chart_file(path: str) -> str:
+    """A file name matplotlib will draw the chart into: .svg or .png."""
+    if not path.endswith((".svg", ".png")):
+        raise argparse.ArgumentTypeError(f"the file must end in .svg or .png, not {path!r}")
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.chart and not args.chart.endswith((".svg", ".png")):
-        raise InvalidArgument(f"--chart {args.chart!r}: the file must end in .svg or .png")
     report = boot(args.selftests)
     if not args.quiet:
         for event in report.events:
@@ -93,6 +106,9 @@ def counting_thread_starts() -> Iterator[Callable[[], int]]:
 
 
 def format_event(event: TraceEvent) -> str:
+    """One ``initcall_debug``-like line: ``calling``/``testing``/``loading`` what, how long."""
+    if event.kind == "load":
+        return f"loading  {event.driver} ... {event.result} after {event.duration_us:.0f} usecs"
     if event.kind == "register":
         return f"calling  {event.driver} ... returned 0 after {event.duration_us:.0f} usecs"
     return (
@@ -102,9 +118,13 @@ def format_event(event: TraceEvent) -> str:
 
 
 def format_totals(report: BootReport) -> str:
+    """The last line: how much happened and what it cost."""
+    imports = sum(1 for e in report.events if e.kind == "load")
     registrations = sum(1 for e in report.events if e.kind == "register")
+    loaded = f"{imports} provider imports, " if imports else ""
     return (
-        f"boot ({report.mode}): {registrations} registrations, {report.tests_run} tests run, "
+        f"boot ({report.mode}): {loaded}{registrations} registrations, "
+        f"{report.tests_run} tests run, "
         f"{report.threads_started} threads started; wall {report.wall_ms:.2f} ms, "
         f"CPU {report.cpu_ms:.2f} ms"
     )

@@ -1,16 +1,18 @@
-"""``cryptoapi fuzz``: differential fuzzing of every implementation against its reference.
+"""cryptoapi fuzz: differential fuzzing of every implementation against its reference.
 
-The run's seed is printed before anything else; ``--seed S`` replays a run exactly and
-``--case K`` replays one case. ``--jobs J`` fuzzes implementations in J processes; the
-cases depend only on (seed, algorithm, case number), so the run is the same either way.
+The run's seed is printed before anything else; --seed S replays a run exactly and
+--case K replays one case. --jobs J fuzzes implementations in J processes; the cases
+depend only on (seed, algorithm, case number), so the run is the same either way. A
+mismatch is shrunk and printed with the command that replays it; the exit status is 1.
 """
 
 import argparse
-import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from cryptoapi.cli import jsonout
+from cryptoapi.cli.options import non_negative_int, positive_float, positive_int
 from cryptoapi.cli.table import format_table
 from cryptoapi.registry.registry import Registry
 from cryptoapi.selftest.fuzz import FuzzResult, fuzz, new_seed, plan, reference_for, third_for
@@ -18,35 +20,61 @@ from cryptoapi.selftest.fuzz import FuzzResult, fuzz, new_seed, plan, reference_
 
 def add_parser(commands: Any) -> None:
     parser: argparse.ArgumentParser = commands.add_parser(
-        "fuzz", help="fuzz every implementation against its reference (replayable)"
+        "fuzz",
+        help="fuzz every implementation against its reference (replayable)",
+        description=__doc__,
     )
-    parser.add_argument("--alg", action="append", default=[], help="only this name (repeatable)")
+    parser.add_argument(
+        "--alg", action="append", default=[], metavar="NAME",
+        help="only the implementations of this algorithm name (repeatable)",
+    )  # fmt: skip
     parser.add_argument("--driver", help="only this implementation")
-    parser.add_argument("--iterations", type=int, default=100, help="cases per implementation")
-    parser.add_argument("--time", type=float, help="at most this many seconds per implementation")
-    parser.add_argument("--seed", type=int, help="replay the run with this seed")
-    parser.add_argument("--case", type=int, help="run only this case number")
-    parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    parser.add_argument("--json", action="store_true", help="print a JSON object")
+    parser.add_argument(
+        "--iterations", type=positive_int, default=100, metavar="N",
+        help="cases per implementation (default 100)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--time", type=positive_float, metavar="SECONDS",
+        help="stop an implementation's cases after this long",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=non_negative_int, help="replay the run with this seed")
+    parser.add_argument("--case", type=non_negative_int, metavar="K", help="run only case K")
+    parser.add_argument(
+        "--jobs", type=positive_int, default=1, metavar="J", help="processes (default 1)"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"schema": 1, "seed": S, "results": [...]} (the seed goes to stderr)',
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     seed = new_seed() if args.seed is None else args.seed
     print(f"cryptoapi fuzz: seed {seed}", file=sys.stderr if args.json else sys.stdout, flush=True)
-    drivers = [impl.driver for impl, _ in plan(Registry("off"), args.alg, args.driver)]
-    jobs = [(driver, seed, args.iterations, args.time, args.case) for driver in drivers]
+    providers = {
+        impl.driver: impl.provider for impl, _ in plan(Registry("off"), args.alg, args.driver)
+    }
+    jobs = [(driver, seed, args.iterations, args.time, args.case) for driver in providers]
     results = list(_run_jobs(jobs, args.jobs))
     if args.json:
-        summary = {"seed": seed, "results": [result.as_dict() for result in results]}
-        json.dump(summary, sys.stdout, indent=2)
-        print()
+        records = [_record(result, providers[result.driver]) for result in results]
+        jsonout.dump({"seed": seed, "results": records})
     else:
         print(_table(results))
         for result in results:
             if result.mismatch is not None:
                 print("\n" + result.mismatch.report())
     return 1 if any(result.mismatch for result in results) else 0
+
+
+def _record(result: FuzzResult, provider: str) -> dict[str, object]:
+    """One implementation's run in the commands' shared vocabulary: ``name`` (the
+    algorithm), ``driver``, ``provider``, then the fuzzer's own keys."""
+    fields = result.as_dict()
+    return {"name": fields.pop("alg"), "driver": fields.pop("driver"), "provider": provider,
+            **fields}  # fmt: skip
 
 
 def _run_jobs(jobs: list[tuple[Any, ...]], workers: int) -> list[FuzzResult]:

@@ -1,16 +1,16 @@
-"""``cryptoapi keyd``: run the PF_KEY v2 key daemon on a Unix socket.
+"""cryptoapi keyd: run the PF_KEY v2 key daemon on a Unix socket.
 
     cryptoapi keyd --socket /run/cryptoapi/keyd.sock [--state /var/lib/cryptoapi/keys.db]
 
 The socket (mode 0600) speaks PF_KEY v2, one message per datagram; only the daemon's owner
-may connect. With ``--state`` the SAs and policies are kept in an SQLite file (mode 0600)
-and every acknowledged change is committed first, so they survive a crash or ``kill -9``;
-``--sync normal`` trades power-loss durability for speed. The state file is the daemon's
+may connect. With --state the SAs and policies are kept in an SQLite file (mode 0600)
+and every acknowledged change is committed first, so they survive a crash or kill -9;
+--sync normal trades power-loss durability for speed. The state file is the daemon's
 alone: locked while it runs (a second daemon on it exits 1, naming the first's pid), never
 opened through a symbolic link, and refused unless it is a key database of this user that
 others cannot read, or absent (then it is made); keys of deleted SAs are gone from it and
-its WAL before the deletion is acknowledged (see :mod:`cryptoapi.pfkey.store`). SIGTERM or
-SIGINT stops the daemon and removes the socket.
+its WAL before the deletion is acknowledged. SIGTERM or SIGINT stops the daemon and removes
+the socket.
 """
 
 import argparse
@@ -19,6 +19,7 @@ import os
 import sys
 from typing import Any
 
+from cryptoapi.cli.options import add_selftests_option
 from cryptoapi.pfkey.daemon import KeyDaemon, serve
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.registry.registry import Registry
@@ -39,7 +40,7 @@ def add_parser(commands: Any) -> None:
         default="full",
         help="commit durability: full survives power loss, normal only a crash (default full)",
     )
-    parser.add_argument("--selftests", help="self-test mode (off, lazy, eager, full)")
+    add_selftests_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     logger = logging.getLogger("cryptoapi.pfkey")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    km = KeyManager(Registry(args.selftests) if args.selftests else None)
+    key_manager = KeyManager(Registry(args.selftests) if args.selftests else None)
 
     def ready(daemon: KeyDaemon, loaded: tuple[int, int]) -> None:
         restored = f"; {loaded[0]} SAs and {loaded[1]} policies from {args.state}"
@@ -61,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         )
 
     try:
-        return serve(args.socket, km=km, state=args.state, synchronous=args.sync, ready=ready)
+        return serve(
+            args.socket, km=key_manager, state=args.state, synchronous=args.sync, ready=ready
+        )
     finally:
         logger.removeHandler(handler)

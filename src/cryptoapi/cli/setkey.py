@@ -10,7 +10,7 @@ The whole input is parsed before anything is sent: an error names file, line and
 nothing changes. Without ``--socket`` the statements run against an in-process key manager
 (a dry run) and the SAs and policies it would hold are listed. ``-F`` runs before the file
 and ``-D`` after it. Keys are shown only with ``--show-keys``. Statements the key manager
-refuses are reported (errno and reason) and make the exit status 1. An input that cannot be
+refuses are reported (each with its reason) and make the exit status 1. An input that cannot be
 read (missing, a directory, not UTF-8) is one line, ``cryptoapi: FILE: reason``, and status
 1; so is a key daemon that goes away partway, naming the ``FILE:LINE`` reached (the
 statements before it were sent).
@@ -161,7 +161,7 @@ def _report(
     args: argparse.Namespace, outcomes: list[Outcome], km: KeyManager | None, listed: list[Message]
 ) -> bool:
     """Print the outcomes (JSON or text) and, on stderr, each refusal; whether any."""
-    errors = [line for o in outcomes for line in o.describe_errors()]
+    errors = [line for o in outcomes for line in _refusals(o)]
     if args.json:
         print(json.dumps(_json(outcomes, km, listed, args.show_keys), indent=2))
     else:
@@ -169,6 +169,13 @@ def _report(
         for line in errors:
             print(f"cryptoapi setkey: {line}", file=sys.stderr)
     return bool(errors)
+
+
+def _refusals(outcome: Outcome) -> list[str]:
+    """``FILE:LINE:COL: command: reason`` per refusal, as a person reads it (the errno
+    stays in the JSON and on the outcome)."""
+    statement = outcome.statement
+    return [f"{statement.where}: {statement.command}: {why}" for _code, why in outcome.errors]
 
 
 def _print(

@@ -1,0 +1,64 @@
+"""Options several commands share, spelled and checked the same way in each.
+
+Numbers are checked by argparse ``type`` functions, so nonsense such as ``--iterations 0``
+is a usage error (exit status 2, argparse's message naming the option) before any work
+starts, not a traceback or a silent empty run later.
+"""
+
+import argparse
+
+from cryptoapi.selftest.manager import Mode
+
+SELFTEST_MODES = tuple(mode.value for mode in Mode)
+"""The self-test policies, in the order the README's table explains them."""
+
+SELFTEST_HELP = (
+    "when implementations are tested: off (never), lazy (on first use), eager (when they "
+    "register, on a thread pool), full (eager plus differential fuzzing); default: {default}"
+)
+
+
+def add_selftests_option(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """``--selftests {off,lazy,eager,full}``; without ``default`` the registry decides
+    (``CRYPTOAPI_SELFTESTS``, else lazy), as the library does."""
+    shown = default or "$CRYPTOAPI_SELFTESTS, else lazy"
+    parser.add_argument(
+        "--selftests",
+        choices=SELFTEST_MODES,
+        default=default,
+        help=SELFTEST_HELP.format(default=shown),
+    )
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (a count of cases, of processes)."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An integer of at least 0 (a seed, a case number)."""
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be zero or a positive integer, not {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number of seconds greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a decimal integer, not {text!r}") from None
