@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from cryptoapi.transforms.shash import HashDesc, Shash, unkeyed_shash
     from cryptoapi.transforms.skcipher import Skcipher
 
+    __version__: str
+
 _LAZY = {
     "cryptoapi.alg": (
         "PRIORITY_GENERIC",
@@ -114,6 +116,8 @@ def _module(name: str) -> object:
 
 
 def __getattr__(name: str) -> object:
+    if name == "__version__":
+        return _version()
     where = _LAZY_FROM.get(name)
     if where is None:
         raise AttributeError(f"module 'cryptoapi' has no attribute {name!r}")
@@ -124,7 +128,20 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, "__version__"})
+
+
+def _version() -> str:
+    """The installed distribution's version, read once on first use: importing
+    importlib.metadata costs more than the rest of ``import cryptoapi``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("cryptoapi")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        found = "0+unknown"
+    globals()["__version__"] = found
+    return found
 
 
 _default: "Registry | None" = None
