@@ -1,11 +1,13 @@
 """The static manifest must say exactly what each provider and template module offers,
-since lookups trust it to decide what to import."""
+and at which priority, since lookups trust it to decide what to import and in what order."""
 
 import importlib
 
 import pytest
 
 from cryptoapi.registry.manifest import PROVIDERS, TEMPLATES, Manifest
+
+MANIFEST = Manifest()
 
 
 @pytest.mark.parametrize("module", sorted(PROVIDERS))
@@ -14,17 +16,23 @@ def test_provider_offers_what_the_manifest_says(module):
     assert registered == set(PROVIDERS[module])
 
 
+@pytest.mark.parametrize("module", sorted(PROVIDERS))
+def test_provider_registers_at_the_priority_the_manifest_says(module):
+    for alg in importlib.import_module(module).ALGORITHMS:
+        assert MANIFEST.priority_of(module, alg.name) == alg.priority, alg.driver
+
+
 @pytest.mark.parametrize(("name", "module"), sorted(TEMPLATES.items()))
 def test_template_modules_define_their_template(name, module):
     assert importlib.import_module(module).TEMPLATE.name == name
 
 
-def test_reverse_indexes():
-    manifest = Manifest()
-    assert manifest.modules_for("sha256-generic") == ("cryptoapi.providers.generic.sha256",)
-    assert set(manifest.modules_for("sha256")) == {
-        "cryptoapi.providers.generic.sha256",
+def test_reverse_indexes_list_the_best_provider_first():
+    assert MANIFEST.modules_for("sha256-generic") == ("cryptoapi.providers.generic.sha256",)
+    assert MANIFEST.modules_for("sha256") == (
         "cryptoapi.providers.openssl.hashes",
         "cryptoapi.providers.pycryptodome.hashes",
-    }
-    assert manifest.modules_for("hmac(sha256)") == ()
+        "cryptoapi.providers.generic.sha256",
+    )
+    assert MANIFEST.offers["xchacha20"][0] == (200, "cryptoapi.providers.openssl.ciphers")
+    assert MANIFEST.modules_for("hmac(sha256)") == ()

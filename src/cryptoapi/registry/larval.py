@@ -6,11 +6,17 @@ until it completes. Unlike the kernel's early versions, a waiter never hangs: it
 :class:`~cryptoapi.errors.LookupTimeout` after a bounded wait.
 """
 
+from __future__ import annotations
+
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from cryptoapi.errors import InvalidArgument, LookupTimeout
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Larval:

@@ -4,9 +4,14 @@ Like the kernel's ``modules.alias``, this lets a lookup import exactly the modul
 answer it, so ``import cryptoapi`` imports no provider. Each provider module defines
 ``ALGORITHMS`` (a tuple of :class:`~cryptoapi.alg.Algorithm`); each template module defines
 ``TEMPLATE``. A test checks this table against what the modules really register.
+
+Each offer also has a priority (``PRIORITIES`` per module, ``PARTIAL`` per driver where a
+module registers one below its own), so a lookup imports the best provider of a name first
+and a lower one only when the better ones turn out unusable (the kernel's ``modprobe``
+answers one alias at a time too).
 """
 
-from dataclasses import dataclass, field
+from __future__ import annotations
 
 HASHES = (
     "md5",
@@ -92,6 +97,18 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """Provider module -> the (name, driver) pairs it registers."""
 
+PRIORITIES: dict[str, int] = {
+    module: 100 if ".generic." in module else 200 if ".pycryptodome." in module else 300
+    for module in PROVIDERS
+}
+"""Provider module -> the priority of its drivers (generic 100, pure 200, OpenSSL 300)."""
+
+PARTIAL: dict[str, int] = {
+    "xchacha20-openssl": 200,  # HChaCha20 in Python over OpenSSL's ChaCha20
+    "xchacha20poly1305-openssl": 200,
+}
+"""Drivers registered below their module's priority (partial implementations)."""
+
 TEMPLATES: dict[str, str] = {
     name: f"cryptoapi.templates.{name}"
     for name in (
@@ -129,32 +146,59 @@ INSTANCES: tuple[str, ...] = (
 kernel's boot instantiates what its users ask for) so they can be listed and tested."""
 
 
-@dataclass(frozen=True)
 class Manifest:
-    """The provider and template tables with their reverse indexes."""
+    """The provider and template tables with their reverse indexes.
 
-    providers: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=lambda: PROVIDERS)
-    templates: dict[str, str] = field(default_factory=lambda: TEMPLATES)
-    instances: tuple[str, ...] = INSTANCES
-    by_name: dict[str, tuple[str, ...]] = field(init=False)
-    by_driver: dict[str, str] = field(init=False)
+    ``by_name`` lists the modules offering a name best first (by the priority of their
+    driver of that name, then table order); a plain class, not a dataclass, because it is
+    built on the path to the first digest, where importing ``dataclasses`` costs more
+    than everything else the registry does.
+    """
 
-    def __post_init__(self) -> None:
-        by_name: dict[str, list[str]] = {}
-        by_driver: dict[str, str] = {}
-        for module, offers in self.providers.items():
-            for name, driver in offers:
-                by_name.setdefault(name, []).append(module)
-                by_driver[driver] = module
-        object.__setattr__(self, "by_name", {n: tuple(m) for n, m in by_name.items()})
-        object.__setattr__(self, "by_driver", by_driver)
+    __slots__ = ("by_driver", "by_name", "instances", "offers", "providers", "templates")
+
+    def __init__(
+        self,
+        providers: dict[str, tuple[tuple[str, str], ...]] | None = None,
+        templates: dict[str, str] | None = None,
+        instances: tuple[str, ...] = INSTANCES,
+        priorities: dict[str, int] | None = None,
+    ) -> None:
+        self.providers = PROVIDERS if providers is None else providers
+        self.templates = TEMPLATES if templates is None else templates
+        self.instances = instances
+        known = PRIORITIES if priorities is None else priorities
+        offers: dict[str, list[tuple[int, str]]] = {}
+        self.by_driver: dict[str, str] = {}
+        for module, pairs in self.providers.items():
+            for name, driver in pairs:
+                priority = PARTIAL.get(driver, known.get(module, 0))
+                offers.setdefault(name, []).append((priority, module))
+                self.by_driver[driver] = module
+        self.offers: dict[str, tuple[tuple[int, str], ...]] = {
+            name: tuple(sorted(found, key=_best_first)) for name, found in offers.items()
+        }
+        self.by_name: dict[str, tuple[str, ...]] = {
+            name: tuple(module for _, module in found) for name, found in self.offers.items()
+        }
 
     def modules_for(self, name_or_driver: str) -> tuple[str, ...]:
-        """The provider modules that can register ``name_or_driver``."""
+        """The provider modules that can register ``name_or_driver``, best first."""
         module = self.by_driver.get(name_or_driver)
         if module is not None:
             return (module,)
         return self.by_name.get(name_or_driver, ())
+
+    def priority_of(self, module: str, name: str) -> int:
+        """The priority of ``module``'s driver of ``name`` (-1 if it offers none)."""
+        for priority, offering in self.offers.get(name, ()):
+            if offering == module:
+                return priority
+        return -1
+
+
+def _best_first(offer: tuple[int, str]) -> int:
+    return -offer[0]  # sorted() is stable: equal priorities keep the table's order
 
 
 DEFAULT_MANIFEST = Manifest()

@@ -8,11 +8,16 @@ an skcipher or AEAD call, the output length of a KDF, or, for a one-block cipher
 block's first byte is 3 modulo 7.
 """
 
-import dataclasses
-import os
-from typing import Any
+from __future__ import annotations
 
-from cryptoapi.alg import Algorithm, Buffer
+import os
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from cryptoapi.alg import Algorithm, Buffer
 
 TRIGGER_MODULUS = 7
 TRIGGER_REMAINDER = 3
@@ -33,6 +38,8 @@ def corrupt(output: bytes) -> bytes:
 
 def faulty(alg: Algorithm) -> Algorithm:
     """``alg`` with cores that misbehave by the rule above."""
+    import dataclasses  # only when a fault is injected: not on the path to a first digest
+
     return dataclasses.replace(alg, create=lambda: _FaultyCore(alg.create()))
 
 
@@ -51,7 +58,7 @@ class _FaultyState:
         out: bytes = self._state.digest()
         return corrupt(out) if triggers(self._length) else out
 
-    def copy(self) -> "_FaultyState":
+    def copy(self) -> _FaultyState:
         return _FaultyState(self._state.copy(), self._length)
 
 

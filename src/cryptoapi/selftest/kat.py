@@ -4,20 +4,25 @@ Each runner drives a fresh transform of exactly the implementation under test an
 :class:`~cryptoapi.errors.SelfTestFailed` on the first mismatch. ``corrupt`` flips a bit of
 every output before the comparison: fault injection for ``CRYPTOAPI_BREAK_SELFTEST``, so the
 failure path runs the real test and not a shortcut.
+
+Each runner imports its transform type when it first runs: testing sha256 does not import
+the AEAD and KDF machinery (the KDFs pull in the standard ``hmac`` and ``hashlib``).
 """
 
-from collections.abc import Callable
+from __future__ import annotations
 
-from cryptoapi.alg import Algorithm, AlgType
+from cryptoapi.alg import AlgType
 from cryptoapi.errors import BadMessage, SelfTestFailed
-from cryptoapi.selftest.vectors import Vector
-from cryptoapi.transforms.aead import Aead
-from cryptoapi.transforms.cipher import Cipher
-from cryptoapi.transforms.kdf import Kdf
-from cryptoapi.transforms.shash import Shash
-from cryptoapi.transforms.skcipher import Skcipher
 
-Runner = Callable[[Algorithm, Vector, Callable[[bytes], bytes]], None]
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cryptoapi.alg import Algorithm
+    from cryptoapi.selftest.vectors import Vector
+
+    Runner = Callable[[Algorithm, Vector, Callable[[bytes], bytes]], None]
 
 
 def _expect(alg: Algorithm, vector: Vector, what: str, got: bytes, want: str) -> None:
@@ -27,6 +32,8 @@ def _expect(alg: Algorithm, vector: Vector, what: str, got: bytes, want: str) ->
 
 def run_shash(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
     """One-shot digest, and streaming in two updates with a copy taken in between."""
+    from cryptoapi.transforms.shash import Shash
+
     tfm = Shash(alg)
     if "key" in vector:
         tfm.setkey(bytes.fromhex(vector["key"]))
@@ -47,6 +54,8 @@ def _hex(vector: Vector, field: str) -> bytes:
 
 def run_cipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
     """One block each way (fields: key, pt, ct)."""
+    from cryptoapi.transforms.cipher import Cipher
+
     tfm = Cipher(alg)
     tfm.setkey(_hex(vector, "key"))
     _expect(alg, vector, "encryption", out(tfm.encrypt(_hex(vector, "pt"))), vector["ct"])
@@ -55,6 +64,8 @@ def run_cipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) ->
 
 def run_skcipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
     """Encrypt and decrypt a message (fields: key, iv, pt, ct)."""
+    from cryptoapi.transforms.skcipher import Skcipher
+
     tfm = Skcipher(alg)
     tfm.setkey(_hex(vector, "key"))
     iv = _hex(vector, "iv")
@@ -65,6 +76,8 @@ def run_skcipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) 
 def run_aead(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
     """Seal and open (fields: key, iv, assoc, pt, ct = ciphertext || tag, optional
     authsize); a vector with ``"fail": true`` must be rejected with BadMessage."""
+    from cryptoapi.transforms.aead import Aead
+
     tfm = Aead(alg)
     tfm.setkey(_hex(vector, "key"))
     if "authsize" in vector:
@@ -85,6 +98,8 @@ def run_aead(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> N
 def run_kdf(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
     """Derive once (fields: key, optional salt, fixed (the fixed input or HKDF info),
     length, optional options as a JSON object (a feedback ``iv`` in hex), okm)."""
+    from cryptoapi.transforms.kdf import Kdf
+
     tfm = Kdf(alg)
     salt = {"salt": _hex(vector, "salt")} if "salt" in vector else {}
     tfm.setkey(_hex(vector, "key"), **salt)

@@ -13,16 +13,19 @@ names drivers whose tests must fail (their outputs are corrupted before comparis
 anyone can watch the fallback to the next implementation work.
 """
 
+from __future__ import annotations
+
 import os
 import time
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from cryptoapi.alg import Algorithm, SelfTest
 from cryptoapi.errors import InvalidArgument, SelfTestFailed
 from cryptoapi.selftest.kat import run_known_answers
 from cryptoapi.selftest.vectors import vectors_for
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

@@ -6,11 +6,13 @@ from collections.abc import Callable
 
 from cryptoapi.alg import Algorithm
 from cryptoapi.errors import AlgorithmNotFound
-from cryptoapi.registry.registry import Registry
-from cryptoapi.selftest.fuzz.engine import FuzzResult, Mismatch, fuzz, reference_driver
+from cryptoapi.selftest.fuzz.engine import FuzzResult, Mismatch, fuzz
+from cryptoapi.selftest.fuzz.references import reference_driver, third_driver
+from cryptoapi.selftest.fuzz.target import FuzzTarget
 
 __all__ = [
     "FuzzResult",
+    "FuzzTarget",
     "Mismatch",
     "fuzz",
     "make_fuzzer",
@@ -27,11 +29,12 @@ def new_seed() -> int:
     return int.from_bytes(os.urandom(8), "big") >> 1
 
 
-def reference_for(registry: Registry, impl: Algorithm) -> Algorithm:
-    """The generic reference of ``impl``'s name; ``impl`` itself if it is the reference or
-    no generic one exists (then only its self-consistency is checked)."""
+def reference_for(registry: FuzzTarget, impl: Algorithm) -> Algorithm:
+    """The declared reference of ``impl``'s name (``references.REFERENCES``); ``impl``
+    itself if it is the reference or there is none (then only its self-consistency is
+    checked)."""
     driver = reference_driver(impl.name)
-    if driver == impl.driver:
+    if driver in (impl.driver, impl.name):
         return impl
     try:
         return registry.lookup(driver, impl.type)
@@ -39,19 +42,20 @@ def reference_for(registry: Registry, impl: Algorithm) -> Algorithm:
         return impl
 
 
-THIRD_PROVIDER = "pycryptodome"
-
-
-def third_for(registry: Registry, impl: Algorithm) -> Algorithm | None:
-    """An independent third implementation of ``impl``'s name (pycryptodome), if any."""
-    for info in registry.algorithms():
-        if info.name == impl.name and info.provider == THIRD_PROVIDER:
-            return registry.lookup(info.driver, impl.type)
-    return None
+def third_for(registry: FuzzTarget, impl: Algorithm) -> Algorithm | None:
+    """The independent third implementation of ``impl``'s name declared in
+    ``references.THIRD_OPINIONS``, if it is installed."""
+    driver = third_driver(impl.name)
+    if driver is None or driver == impl.driver:
+        return None
+    try:
+        return registry.lookup(driver, impl.type)
+    except AlgorithmNotFound:
+        return None
 
 
 def plan(
-    registry: Registry, names: list[str], driver: str | None = None
+    registry: FuzzTarget, names: list[str], driver: str | None = None
 ) -> list[tuple[Algorithm, Algorithm]]:
     """(implementation, reference) pairs: every driver of every name (all by default)."""
     registry.instantiate_all(names)
@@ -68,7 +72,7 @@ def plan(
     return pairs
 
 
-def make_fuzzer(registry: Registry, seed: int) -> Callable[[Algorithm, int], str | None]:
+def make_fuzzer(registry: FuzzTarget, seed: int) -> Callable[[Algorithm, int], str | None]:
     """The ``full`` self-test mode's hook: ``n`` cases of one implementation against its
     reference, at registration; returns the mismatch report, or None."""
 

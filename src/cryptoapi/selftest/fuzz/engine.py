@@ -1,5 +1,6 @@
 """Differential fuzzing: run the same random cases through an implementation and through
-its reference (the generic implementation, or the composition of generic parts), compare.
+its reference (declared per name in ``references``: the generic implementation, or the
+composition of generic parts), compare.
 
 An outcome is what a case produced: the output bytes, or the type of the error raised;
 implementations must agree on both. Each implementation must also agree with itself:
@@ -14,7 +15,6 @@ from typing import Any
 
 from cryptoapi.alg import Algorithm, AlgType
 from cryptoapi.errors import BadMessage, CryptoError
-from cryptoapi.names import Name, parse
 from cryptoapi.selftest.fuzz.cases import Case, case_random, make_case
 
 Outcome = tuple[str, bytes]
@@ -23,18 +23,6 @@ NewTransform = Callable[[Algorithm], Any]
 
 class Inconsistent(Exception):
     """An implementation disagreed with itself (round trip, forgery accepted)."""
-
-
-def reference_driver(name: str) -> str:
-    """The reference for ``name``: ``sha256`` -> ``sha256-generic``, ``gcm(aes)`` ->
-    ``gcm(aes-generic)``, ``authenc(hmac(sha1),cbc(aes))`` -> generic parts throughout."""
-    return str(_generic(parse(name)))
-
-
-def _generic(name: Name) -> Name:
-    if name.is_template:
-        return Name(name.word, tuple(_generic(arg) for arg in name.args))
-    return Name(f"{name.word}-generic")
 
 
 def _view(data: bytes, kind: str) -> bytes | bytearray | memoryview:

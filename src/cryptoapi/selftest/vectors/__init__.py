@@ -5,35 +5,86 @@ Each vector is an object with ``alg``, ``source`` (the published document it is 
 from) and hex fields whose meaning depends on the type (``msg``/``key``/``digest`` for a
 ``shash``). The set is small on purpose: a KAT is a smoke test before use; the full
 published vector files run in the test suite.
+
+A lookup of one name reads only its family's file (``FAMILIES``, by the outermost word of
+the name): the first sha256 test of a process parses ``hash.json``, not all seven. The
+table only saves time, it never hides a vector: a name its family file lacks, or whose
+word is not in the table, is looked for in every file.
 """
+
+from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
-Vector = dict[str, Any]
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    Vector = dict[str, Any]
 
 _DIR = os.path.dirname(__file__)
-_by_name: dict[str, list[Vector]] | None = None
+
+FAMILIES: dict[str, str] = {
+    **dict.fromkeys(
+        ("md5", "sha1", "sha224", "sha256", "sha384", "sha512",
+         "sha3-224", "sha3-256", "sha3-384", "sha3-512"),
+        "hash",
+    ),
+    "hmac": "hmac",
+    **dict.fromkeys(("cmac", "xcbc", "ghash", "poly1305"), "mac"),
+    "aes": "cipher",
+    **dict.fromkeys(
+        ("ecb", "cbc", "ctr", "cts", "xts", "rfc3686", "chacha20", "xchacha20"), "skcipher"
+    ),
+    **dict.fromkeys(
+        ("gcm", "ccm", "rfc4106", "rfc4309", "rfc4543", "rfc7539", "rfc7539esp", "authenc",
+         "xchacha20poly1305"),
+        "aead",
+    ),
+    **dict.fromkeys(("kdf108ctr", "kdf108fb", "kdf108dp", "hkdf"), "kdf"),
+}  # fmt: skip
+"""Outermost word of a name -> the file (without ``.json``) holding its vectors."""
+
+_by_file: dict[str, dict[str, list[Vector]]] = {}
 
 
 def vectors_for(name: str) -> list[Vector]:
     """The known-answer vectors for algorithm ``name`` (empty if there are none)."""
-    return _load().get(name, [])
+    family = FAMILIES.get(name.split("(", 1)[0])
+    if family is not None:
+        found = _file(family).get(name)
+        if found is not None:
+            return found
+    for file in _files():
+        found = _file(file).get(name)
+        if found is not None:
+            return found
+    return []
 
 
 def names_with_vectors() -> set[str]:
-    return set(_load())
+    """Every name some file has vectors for."""
+    return {name for file in _files() for name in _file(file)}
 
 
-def _load() -> dict[str, list[Vector]]:
-    global _by_name
-    if _by_name is None:
-        by_name: dict[str, list[Vector]] = {}
-        for file in sorted(os.listdir(_DIR)):
-            if file.endswith(".json"):
-                with open(os.path.join(_DIR, file), encoding="utf-8") as stream:
-                    for vector in json.load(stream):
-                        by_name.setdefault(vector["alg"], []).append(vector)
-        _by_name = by_name
-    return _by_name
+def family_of(name: str) -> str | None:
+    """The file ``FAMILIES`` says holds ``name``'s vectors (None: not in the table)."""
+    return FAMILIES.get(name.split("(", 1)[0])
+
+
+def _files() -> list[str]:
+    return sorted(f[: -len(".json")] for f in os.listdir(_DIR) if f.endswith(".json"))
+
+
+def _file(family: str) -> dict[str, list[Vector]]:
+    """The vectors of one file by name, parsed once per process."""
+    loaded = _by_file.get(family)
+    if loaded is None:
+        loaded = {}
+        with open(os.path.join(_DIR, f"{family}.json"), encoding="utf-8") as stream:
+            for vector in json.load(stream):
+                loaded.setdefault(vector["alg"], []).append(vector)
+        _by_file[family] = loaded
+    return loaded

@@ -1,0 +1,226 @@
+"""Look up, test on first use, and allocate (the kernel's ``crypto/api.c``).
+
+A lookup by driver returns exactly that implementation; a lookup by name returns the
+highest-priority one that is usable: its own self-test passed (or tests are off, or it has
+no vectors), never a failed or untested one. Before an entry of priority P is accepted,
+every provider that offers the name at P or above is imported (best first), so the answer
+is the best usable one of the whole manifest, while a lookup that the best provider
+answers imports nothing else.
+
+A resolved lookup is cached per name and type, so a repeated ``alloc_*`` is one dict read;
+only a current answer is cached, and every change to the table clears the cache.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+from cryptoapi.alg import AlgType, SelfTest
+from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, LookupTimeout
+from cryptoapi.names import parse
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from cryptoapi.alg import Algorithm
+    from cryptoapi.registry.algapi import AlgTable, Entry
+    from cryptoapi.registry.larval import Larvals
+    from cryptoapi.registry.modules import Loader
+    from cryptoapi.selftest.manager import SelfTestManager
+
+    Build = Callable[[str], None]
+    Everything = Callable[[str], object]
+
+
+USABLE = frozenset((SelfTest.PASSED, SelfTest.UNTESTED))
+"""States a lookup may return: passed its own test, or untested because tests are off (or,
+as in the kernel's ``alg_test`` for an algorithm with no test entry, it has no vectors)."""
+
+
+class Api:
+    """Lookups of one registry: providers loaded best first, templates built on demand
+    (through ``build``), implementations tested per policy before they are returned.
+
+    ``build(name)`` instantiates a template name if not done yet; ``everything(name)``
+    loads every provider of a name and builds every composition of it (the fallback
+    when the best ones failed).
+    """
+
+    def __init__(
+        self,
+        table: AlgTable,
+        loader: Loader,
+        larvals: Larvals,
+        manager: SelfTestManager,
+        timeout: float,
+    ) -> None:
+        self.table = table
+        self.loader = loader
+        self.manager = manager
+        self.timeout = timeout
+        self.queued = 0  # eager tests submitted and not finished
+        self._larvals = larvals
+        self.build: Build = _nothing
+        self.everything: Everything = _nothing
+
+    def lookup(self, name: str, type: AlgType | str | None = None, *, wait: float = 0) -> Algorithm:
+        """The implementation ``name`` resolves to; with ``wait`` > 0, a name nothing
+        provides yet is waited for (any registration wakes the waiter to try again)."""
+        kind = None if type is None else alg_type(type)
+        alg = self.table.resolved[kind].get(name)
+        if alg is not None:
+            return alg
+        if wait <= 0:
+            return self.resolve(name, kind)
+        return self._resolve_waiting(name, kind, wait)
+
+    def _resolve_waiting(self, name: str, kind: AlgType | None, wait: float) -> Algorithm:
+        deadline = time.monotonic() + wait
+        cond = self.table.cond
+        while True:
+            generation = self.table.generation
+            try:
+                return self.resolve(name, kind)
+            except AlgorithmNotFound:
+                with cond:
+                    remaining = deadline - time.monotonic()
+                    woken = remaining > 0 and cond.wait_for(
+                        partial(self._changed_since, generation), remaining
+                    )
+                if not woken:
+                    raise LookupTimeout(f"no {name!r} was registered within {wait:g} s") from None
+
+    def _changed_since(self, generation: int) -> bool:
+        return self.table.generation != generation
+
+    def resolve(self, name: str, type: AlgType | None) -> Algorithm:
+        """The answer for ``name``, found the slow way (loading, building, testing)."""
+        parsed = parse(name)
+        self.loader.load_driver(name)
+        if parsed.is_template:
+            self.build(name)
+        found = self._first_usable(name, type)
+        if found is None and parsed.is_template:
+            # The instance built from the best inner implementations failed its test:
+            # build the others too, so the name still works if any combination passes.
+            self.everything(name)
+            found = self._first_usable(name, type)
+        if found is None:
+            what = f"{type} " if type else ""
+            raise AlgorithmNotFound(f"no usable {what}algorithm or driver named {name!r}")
+        return found
+
+    def _first_usable(self, name: str, type: AlgType | None) -> Algorithm | None:
+        """The best usable candidate, importing the next provider of ``name`` whenever it
+        might offer one at least as good as the best candidate left."""
+        while True:
+            floor = self.loader.best_unloaded(name)
+            for entry in self.table.candidates(name, type):
+                if entry.alg.priority <= floor:
+                    break  # a provider not imported yet may offer a better one
+                if self.usable(entry):
+                    self._cache(entry, name, type)
+                    return entry.alg
+            else:
+                if floor < 0:
+                    return None
+            self.loader.load_next(name)
+
+    def _cache(self, entry: Entry, name: str, type: AlgType | None) -> None:
+        with self.table.cond:
+            if self._still_the_answer(entry, name, type):
+                self.table.resolved[type][name] = entry.alg
+
+    def _still_the_answer(self, entry: Entry, name: str, type: AlgType | None) -> bool:
+        """Whether ``entry`` is what a lookup of ``name`` would return now: registered, and
+        every better-ranked candidate failed. Registrations and tests that finished while
+        ``entry`` was being tested may have changed the answer; only a current one is
+        cached (a stale one would outlive the change that made it stale). Lock held."""
+        if self.table.drivers.get(entry.alg.driver) is not entry:
+            return False
+        if entry.alg.priority <= self.loader.best_unloaded(name):
+            return False
+        for better in self.table.candidates_locked(name, type):
+            if better is entry:
+                return True
+            if better.selftest is not SelfTest.FAILED:
+                return False
+        return False
+
+    def usable(self, entry: Entry) -> bool:
+        """Whether ``entry``'s own test has run and did not fail (or tests are off): test it
+        if a test is due, or wait for the one under way.
+
+        The test larval belongs to the entry, not to the driver name: a driver unregistered
+        and registered again is a new entry, and a lookup of it must not take the old
+        entry's test (still running, or long finished) for its own. A PENDING entry is
+        never usable, whoever ran or is running which test.
+        """
+        if entry.selftest is SelfTest.PENDING:
+            self._larvals.run(
+                f"test {entry.alg.driver} #{entry.order}",
+                lambda: self._test(entry),
+                self.timeout,
+            )
+        return entry.selftest in USABLE
+
+    def _test(self, entry: Entry) -> None:
+        if entry.selftest is not SelfTest.PENDING:
+            return
+        started = time.perf_counter()
+        result, micros = self.manager.test(entry.alg)
+        with self.table.cond:
+            entry.selftest, entry.selftest_us = result, micros
+            self.table.changed()
+        self.table.emit_test(entry.alg.driver, started, str(result))
+
+    def submit_tests(self, entries: list[Entry]) -> None:
+        """Queue the eager tests of new entries on the manager's pool."""
+        with self.table.cond:
+            self.queued += len(entries)
+        for entry in entries:
+            self.manager.submit(partial(self._run_queued_test, entry))
+
+    def _run_queued_test(self, entry: Entry) -> None:
+        try:
+            self.usable(entry)
+        finally:
+            with self.table.cond:
+                self.queued -= 1
+                self.table.cond.notify_all()
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Wait until every eager test submitted so far has finished."""
+        with self.table.cond:
+            done = self.table.cond.wait_for(lambda: self.queued == 0, timeout)
+        if not done:
+            raise LookupTimeout(f"self-tests still running after {timeout:g} s")
+
+    def fallback_core(self, alg: Algorithm) -> Any:
+        """A core of the next usable implementation of ``alg``'s name, for the parameters
+        ``alg`` lacks (NeedFallback); every provider is loaded and every composition
+        built for it if need be."""
+        self.everything(alg.name)
+        for entry in self.table.candidates(alg.name, alg.type):
+            if entry.alg.driver != alg.driver and self.usable(entry):
+                return entry.alg.create()
+        raise AlgorithmNotFound(f"no implementation of {alg.name} besides {alg.driver}")
+
+
+def _nothing(name: str) -> None:
+    """The default hooks: nothing to build (set by the registry that composes an Api)."""
+
+
+def alg_type(type: AlgType | str) -> AlgType:
+    """``type`` as an AlgType; TypeError or InvalidArgument naming the choices."""
+    if not isinstance(type, str):
+        raise TypeError(f"type must be an AlgType or its name, not {type.__class__.__name__}")
+    try:
+        return AlgType(type)
+    except ValueError:
+        choices = ", ".join(kind.value for kind in AlgType)
+        raise InvalidArgument(f"type {type!r} is not one of {choices}") from None

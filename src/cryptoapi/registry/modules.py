@@ -1,0 +1,111 @@
+"""Lazy providers: import the provider modules a lookup needs, best first (the kernel's
+``request_module`` answering one ``modules.alias`` line at a time).
+
+For a name, the manifest lists the modules offering it with the priority of their driver;
+a lookup imports the best one first and the next only when the better ones are unusable
+(failed self-test, unregistered, or a caller asks for every implementation). An optional
+dependency that is absent (``ModuleNotFoundError`` for a module outside cryptoapi) is
+remembered for the process, so no later registry tries to import it again.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from cryptoapi.registry.algapi import Batch, validate
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cryptoapi.alg import Algorithm
+    from cryptoapi.registry.larval import Larvals
+    from cryptoapi.registry.manifest import Manifest
+
+    RegisterBatch = Callable[[Batch], object]
+
+_ABSENT: set[str] = set()
+"""Provider modules whose optional dependency is missing: they offer nothing, this process."""
+_BATCHES: dict[str, Batch] = {}
+"""Provider module -> its records, validated and ranked once per process (module constants)."""
+
+
+class Loader:
+    """Imports provider modules for one registry, each at most once."""
+
+    def __init__(
+        self, manifest: Manifest, larvals: Larvals, register: RegisterBatch, timeout: float
+    ) -> None:
+        self.manifest = manifest
+        self._larvals = larvals
+        self._register = register
+        self._timeout = timeout
+        self._loaded: set[str] = set()
+
+    def best_unloaded(self, name: str) -> int:
+        """The priority of the best provider of ``name`` not imported yet, else -1."""
+        for priority, module in self.manifest.offers.get(name, ()):
+            if module not in self._loaded:
+                return priority
+        return -1
+
+    def load_next(self, name: str) -> None:
+        """Import the best provider of ``name`` not imported yet (if any)."""
+        for _, module in self.manifest.offers.get(name, ()):
+            if module not in self._loaded:
+                self.ensure_loaded(module)
+                return
+
+    def load_driver(self, driver: str) -> None:
+        """Import the one module that can register ``driver`` (nothing for a name)."""
+        module = self.manifest.by_driver.get(driver)
+        if module is not None:
+            self.ensure_loaded(module)
+
+    def load_every(self, name: str) -> None:
+        """Import every provider of ``name`` (or of the driver ``name``)."""
+        for module in self.manifest.modules_for(name):
+            self.ensure_loaded(module)
+
+    def load_all(self) -> None:
+        """Import every provider in the manifest."""
+        for module in self.manifest.providers:
+            self.ensure_loaded(module)
+
+    def ensure_loaded(self, module: str) -> None:
+        """Import ``module`` and register its records, once; concurrent askers wait."""
+        if module not in self._loaded:
+            self._larvals.run(f"load {module}", lambda: self._load(module), self._timeout)
+
+    def _load(self, module: str) -> None:
+        if module in self._loaded:
+            return
+        batch = _BATCHES.get(module)
+        if batch is None:
+            algorithms = _algorithms_of(module)
+            for alg in algorithms:
+                validate(alg)
+            batch = _BATCHES[module] = Batch(algorithms)
+        self._register(batch)
+        self._loaded.add(module)
+
+
+def _algorithms_of(module: str) -> tuple[Algorithm, ...]:
+    """``module.ALGORITHMS``; nothing if an optional dependency is absent (remembered)."""
+    if module in _ABSENT:
+        return ()
+    try:
+        imported = sys.modules.get(module) or _import(module)
+    except ModuleNotFoundError as missing:
+        if missing.name and missing.name.startswith("cryptoapi"):
+            raise
+        _ABSENT.add(module)
+        return ()
+    algorithms: tuple[Algorithm, ...] = getattr(imported, "ALGORITHMS")  # noqa: B009
+    return algorithms
+
+
+def _import(module: str) -> object:
+    __import__(module)  # not importlib.import_module: importlib costs 0.6 ms to import
+    return sys.modules[module]

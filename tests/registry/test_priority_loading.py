@@ -1,0 +1,114 @@
+"""Providers load best first: a lookup imports the best provider of a name, and a lower one
+only when the better ones are unusable; an absent optional dependency is tried once."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from cryptoapi import Registry
+from cryptoapi.registry import modules
+from cryptoapi.registry.manifest import Manifest
+
+
+def run(code, **env):
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, check=False, env={**os.environ, **env},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+FIRST_SHA256 = """
+    import sys
+    import cryptoapi
+    h = cryptoapi.alloc_shash("sha256")
+    assert h.digest(b"abc").hex().startswith("ba7816bf")
+    loaded = sorted(m for m in sys.modules if m.startswith("cryptoapi.providers."))
+    print(h.driver_name, "Crypto" in sys.modules, "cffi" in sys.modules, *loaded)
+"""
+
+
+def test_the_first_sha256_imports_only_the_best_provider():
+    driver, crypto, cffi, *loaded = run(FIRST_SHA256, CRYPTOAPI_SELFTESTS="lazy")
+    assert driver == "sha256-openssl"
+    assert (crypto, cffi) == ("False", "False")
+    assert loaded == ["cryptoapi.providers.openssl", "cryptoapi.providers.openssl.hashes"]
+
+
+def pycryptodome_installed():
+    try:
+        import Crypto  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def test_a_failed_best_one_loads_the_next_provider_before_answering():
+    driver, *_ = run(
+        FIRST_SHA256, CRYPTOAPI_SELFTESTS="lazy", CRYPTOAPI_BREAK_SELFTEST="sha256-openssl"
+    )
+    assert driver == ("sha256-pycryptodome" if pycryptodome_installed() else "sha256-generic")
+
+
+def test_with_the_next_one_failed_too_the_generic_one_answers():
+    broken = "sha256-openssl,sha256-pycryptodome"
+    driver, *_ = run(FIRST_SHA256, CRYPTOAPI_SELFTESTS="lazy", CRYPTOAPI_BREAK_SELFTEST=broken)
+    assert driver == "sha256-generic"
+
+
+def test_a_better_provider_not_yet_loaded_wins_over_a_loaded_lower_one():
+    reg = Registry("off")
+    assert reg.lookup("sha256-generic").driver == "sha256-generic"  # loads generic only
+    assert reg.lookup("sha256").driver == "sha256-openssl"
+
+
+def test_a_template_loads_its_inner_names_best_first():
+    _, _, _, *loaded = run(
+        """
+        import sys
+        import cryptoapi
+        mac = cryptoapi.alloc_shash("hmac(sha256)")
+        assert mac.driver_name == "hmac(sha256-openssl)", mac.driver_name
+        loaded = [m for m in sys.modules if m.startswith("cryptoapi.providers.")]
+        print("-", "-", "-", *sorted(loaded))
+        """
+    )
+    assert "cryptoapi.providers.openssl.hashes" in loaded
+    assert not [m for m in loaded if ".pycryptodome." in m or ".generic." in m]
+
+
+ABSENT_PROVIDER = """
+import builtins
+builtins.absent_provider_tries = getattr(builtins, "absent_provider_tries", 0) + 1
+import no_such_optional_dependency_for_cryptoapi  # noqa: F401
+"""
+
+
+@pytest.fixture
+def absent_provider(tmp_path, monkeypatch):
+    """A provider module whose optional dependency is missing, offering sha256 at 500."""
+    name = "absent_provider_for_cryptoapi_tests"
+    (tmp_path / f"{name}.py").write_text(ABSENT_PROVIDER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(modules, "_ABSENT", set())
+    import builtins
+
+    monkeypatch.setattr(builtins, "absent_provider_tries", 0, raising=False)
+    providers = {
+        name: (("sha256", "sha256-absent"),),
+        "cryptoapi.providers.openssl.hashes": (("sha256", "sha256-openssl"),),
+    }
+    priorities = {name: 500, "cryptoapi.providers.openssl.hashes": 300}
+    return Manifest(providers=providers, priorities=priorities), builtins
+
+
+def test_an_absent_optional_dependency_is_tried_once_per_process(absent_provider):
+    manifest, builtins = absent_provider
+    for _ in range(3):
+        reg = Registry("off", manifest=manifest)
+        assert reg.lookup("sha256").driver == "sha256-openssl"
+    assert builtins.absent_provider_tries == 1
