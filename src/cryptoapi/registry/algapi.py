@@ -178,6 +178,11 @@ class AlgTable:
         entries = [exact] if exact else self.names.get(name, ())
         return [e for e in entries if type is None or e.alg.type is type]
 
+    def emit_load(self, module: str, started: float, result: str) -> None:
+        """A provider module imported and registered ("ok") or absent ("absent")."""
+        if self._trace:
+            self._emit("load", module, started, result)
+
     def emit_test(self, driver: str, started: float, result: str) -> None:
         if self._trace:
             self._emit("test", driver, started, result)

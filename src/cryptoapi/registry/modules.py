@@ -11,6 +11,7 @@ remembered for the process, so no later registry tries to import it again.
 from __future__ import annotations
 
 import sys
+import time
 
 from cryptoapi.registry.algapi import Batch, validate
 
@@ -35,9 +36,15 @@ class Loader:
     """Imports provider modules for one registry, each at most once."""
 
     def __init__(
-        self, manifest: Manifest, larvals: Larvals, register: RegisterBatch, timeout: float
+        self,
+        manifest: Manifest,
+        larvals: Larvals,
+        register: RegisterBatch,
+        timeout: float,
+        emit_load: Callable[[str, float, str], None] | None = None,
     ) -> None:
         self.manifest = manifest
+        self._emit_load = emit_load
         self._larvals = larvals
         self._register = register
         self._timeout = timeout
@@ -81,6 +88,7 @@ class Loader:
     def _load(self, module: str) -> None:
         if module in self._loaded:
             return
+        started = time.perf_counter() if self._emit_load is not None else 0.0
         batch = _BATCHES.get(module)
         if batch is None:
             algorithms = _algorithms_of(module)
@@ -89,6 +97,8 @@ class Loader:
             batch = _BATCHES[module] = Batch(algorithms)
         self._register(batch)
         self._loaded.add(module)
+        if self._emit_load is not None:  # the boot chart's provider bars
+            self._emit_load(module, started, "ok" if batch.algs else "absent")
 
 
 def _algorithms_of(module: str) -> tuple[Algorithm, ...]:

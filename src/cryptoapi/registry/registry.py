@@ -79,7 +79,9 @@ class Registry:
         self._faults = faults_from_env()
         self._table = AlgTable(self.selftest.initial_state(), self._reserved, trace)
         larvals = Larvals(self._table.cond)
-        self._loader = Loader(self._manifest, larvals, self._insert, lookup_timeout)
+        self._loader = Loader(
+            self._manifest, larvals, self._insert, lookup_timeout, self._table.emit_load
+        )
         self._api = Api(self._table, self._loader, larvals, self.selftest, lookup_timeout)
         self._boss = Algboss(
             self._table, self._loader, larvals,

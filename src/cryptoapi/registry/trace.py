@@ -7,7 +7,7 @@ from dataclasses import dataclass
 class TraceEvent:
     """One registration or self-test, like a line of the kernel's ``initcall_debug``."""
 
-    kind: str  # "register" or "test"
+    kind: str  # "load" (a provider module), "register" or "test"
     driver: str
     start: float  # time.perf_counter() seconds
     duration_us: float
