@@ -1,21 +1,64 @@
-# The two commands: `make run` and `make test`. Both set up .venv on first use.
+# The two commands: `make run` and `make test`. Each sets up .venv on first use with what it
+# needs, and nothing more:
+#   make run    the package and its optional provider (pycryptodome), then every self-test
+#   make test   that plus the test, lint and docs tools (the `test` and `chart` extras)
+# A stamp per set (.venv/.installed-run, .venv/.installed-test) reinstalls when pyproject.toml
+# changes. A .venv made by another Python than $(PYTHON) (its pyvenv.cfg records another
+# interpreter or version) is deleted and rebuilt: packages built for one interpreter do not
+# load in another. `make clean` removes it by hand.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-test
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint bench clean system-deps
+# The API reference: pdoc over the package and each of its modules and subpackages (the
+# package's __all__ lists only its lazy re-exports). The code's docstrings use reST roles
+# (:class:`...`), which pdoc's default markdown would print as they are written.
+API_DOCS := docs/api
+PDOC_FLAGS := --docformat restructuredtext
+PDOC_MODULES := cryptoapi $(sort $(subst /,.,$(patsubst src/%.py,%,$(patsubst src/%/__init__.py,%, \
+	$(filter-out src/cryptoapi/_%,$(wildcard src/cryptoapi/*.py src/cryptoapi/*/__init__.py))))))
 
-$(STAMP): pyproject.toml
+# "interpreter version" of $(PYTHON), as `python -m venv` writes them into pyvenv.cfg, and
+# as the existing .venv's pyvenv.cfg has them (virtualenv writes version_info instead).
+PYTHON_ID := $(shell $(PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable), "%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+VENV_ID := $(shell sed -nE 's/^executable *= *//p' $(VENV)/pyvenv.cfg 2>/dev/null) \
+	$(shell sed -nE 's/^version(_info)? *= *([0-9]+\.[0-9]+\.[0-9]+).*/\2/p' $(VENV)/pyvenv.cfg 2>/dev/null)
+ifneq ($(wildcard $(VENV)/pyvenv.cfg),)
+ifneq ($(PYTHON_ID),)
+ifneq ($(strip $(VENV_ID)),$(strip $(PYTHON_ID)))
+STALE_VENV := stale-venv
+endif
+endif
+endif
+
+# Run before anything is deleted or created: a missing or too old $(PYTHON) changes nothing.
+CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
+	{ echo "cryptoapi needs Python >= 3.11: '$(PYTHON)' is missing or older (make PYTHON=python3.12 ...)" >&2; exit 1; }
+
+.PHONY: run test lint docs bench clean system-deps stale-venv
+
+$(RUN_STAMP): pyproject.toml $(STALE_VENV)
+	@$(CHECK_PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[pycryptodome]'
+	touch $@
+
+$(TEST_STAMP): $(RUN_STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,chart]'
 	touch $@
 
-run: $(STAMP)
+stale-venv:
+	@$(CHECK_PYTHON)
+	@echo "$(VENV) was made by $(strip $(VENV_ID)), not by $(PYTHON) ($(PYTHON_ID)): rebuilding it" >&2
+	rm -rf $(VENV)
+
+run: $(RUN_STAMP)
 	$(BIN)/cryptoapi selftest
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
@@ -23,12 +66,22 @@ lint: $(STAMP)
 system-deps:
 	bash scripts/system-deps
 
+# tests/test_docs.py builds the same reference and fails on any pdoc warning.
 test: lint system-deps
 	$(BIN)/pytest -n 2
 
-bench: $(STAMP)
+# pdoc reports broken docstrings on stderr and still exits 0: any output there fails.
+docs: $(TEST_STAMP)
+	rm -rf $(API_DOCS)
+	@$(BIN)/pdoc $(PDOC_FLAGS) -o $(API_DOCS) $(PDOC_MODULES) 2>$(VENV)/pdoc-warnings; \
+		status=$$?; cat $(VENV)/pdoc-warnings >&2; \
+		if [ $$status -ne 0 ] || [ -s $(VENV)/pdoc-warnings ]; then \
+			echo "make docs: pdoc failed or warned (above)" >&2; exit 1; fi
+	@echo "API reference: $(API_DOCS)/index.html"
+
+bench: $(RUN_STAMP)
 	@for b in bench/[a-z]*.py; do m=$$(basename $$b .py); echo "== bench.$$m"; \
 		$(BIN)/python -m bench.$$m || exit 1; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(API_DOCS) .mypy_cache .ruff_cache .pytest_cache .hypothesis

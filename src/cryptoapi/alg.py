@@ -47,6 +47,9 @@ SIZES_BY_TYPE: dict[AlgType, tuple[str, ...]] = {
     AlgType.KDF: (),
 }
 
+KEYED_TYPES = frozenset((AlgType.CIPHER, AlgType.SKCIPHER, AlgType.AEAD, AlgType.KDF))
+"""The types whose every algorithm takes a key; a ``shash`` may or may not."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Algorithm:
@@ -62,6 +65,11 @@ class Algorithm:
     skcipher takes whole ``blocksize`` blocks; ``ivsizes`` is an inclusive range of IV
     lengths when more than ``ivsize`` is allowed (gcm, ccm); ``authsizes`` lists the tag
     lengths an AEAD accepts (the default is ``maxauthsize``).
+
+    ``keyed`` says whether a transform of it needs ``setkey`` before use. A ``shash``
+    states it (``hmac(sha256)`` is keyed, ``sha256`` is not); a cipher, skcipher, AEAD or
+    KDF is keyed by definition, so the record says so whatever was passed (and
+    ``algorithms()`` lists ``aes`` as keyed).
     """
 
     name: str
@@ -82,6 +90,10 @@ class Algorithm:
     ivsizes: tuple[int, int] | None = None
     authsizes: tuple[int, ...] = ()
     inner: tuple["Algorithm", ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.keyed and self.type in KEYED_TYPES:
+            object.__setattr__(self, "keyed", True)  # frozen: the dataclass idiom for this
 
     def info(self, selftest: SelfTest, selftest_us: float | None = None) -> "AlgInfo":
         sizes = {size: getattr(self, size) for size in SIZES_BY_TYPE[self.type]}

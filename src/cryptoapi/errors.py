@@ -2,6 +2,11 @@
 
 Every error derives from :class:`CryptoError`; lookups failing also derive from
 ``LookupError`` and bad input from ``ValueError`` so ordinary Python handlers work.
+
+Coming from ``cryptography``: :class:`BadMessage` is its ``InvalidTag`` and
+``InvalidSignature``, and also its ``InvalidKey``, which there means a KDF ``verify``
+mismatch; :class:`InvalidKey` here is a key of the wrong size (a ``ValueError`` there);
+:class:`AlgorithmNotFound` is its ``UnsupportedAlgorithm``.
 """
 
 import errno as _errno
@@ -26,11 +31,15 @@ class InvalidArgument(CryptoError, ValueError):
 
 
 class InvalidKey(InvalidArgument):
-    """A key of a length or form the algorithm does not accept (EINVAL)."""
+    """A key of a length or form the algorithm does not accept (EINVAL).
+
+    Not ``cryptography.exceptions.InvalidKey``, which reports a KDF ``verify`` mismatch:
+    that is :class:`BadMessage` here."""
 
 
 class BadMessage(CryptoError):
-    """Authenticated decryption failed: the tag did not verify (EBADMSG)."""
+    """Authentication failed (EBADMSG): an AEAD's tag did not verify (and no plaintext was
+    returned), or a ``verify`` found a MAC, digest or derived key that does not match."""
 
     errno = _errno.EBADMSG
 

@@ -95,9 +95,7 @@ def test_register_with_only_hashes_in_the_registry(clock):
     assert [a.id for a in reply.get(ExtType.SUPPORTED_ENCRYPT, Supported).algs] == [11]
 
 
-@pytest.mark.parametrize(
-    "msgtype", [MsgType.X_PROMISC, MsgType.X_SPDSETIDX, MsgType.X_MIGRATE]
-)
+@pytest.mark.parametrize("msgtype", [MsgType.X_PROMISC, MsgType.X_SPDSETIDX, MsgType.X_MIGRATE])
 def test_messages_not_handled_here_are_eopnotsupp(km, msgtype):
     refused(km, header(msgtype), errno.EOPNOTSUPP)
 

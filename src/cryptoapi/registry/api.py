@@ -24,7 +24,6 @@ TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib;
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
     from cryptoapi.alg import Algorithm
     from cryptoapi.registry.algapi import AlgTable, Entry
@@ -200,14 +199,14 @@ class Api:
         if not done:
             raise LookupTimeout(f"self-tests still running after {timeout:g} s")
 
-    def fallback_core(self, alg: Algorithm) -> Any:
-        """A core of the next usable implementation of ``alg``'s name, for the parameters
-        ``alg`` lacks (NeedFallback); every provider is loaded and every composition
-        built for it if need be."""
+    def fallback_core(self, alg: Algorithm) -> Algorithm:
+        """The next usable implementation of ``alg``'s name, for the parameters ``alg``
+        lacks (NeedFallback; the transform makes its core and can name its driver);
+        every provider is loaded and every composition built for it if need be."""
         self.everything(alg.name)
         for entry in self.table.candidates(alg.name, alg.type):
             if entry.alg.driver != alg.driver and self.usable(entry):
-                return entry.alg.create()
+                return entry.alg
         raise AlgorithmNotFound(f"no implementation of {alg.name} besides {alg.driver}")
 
 

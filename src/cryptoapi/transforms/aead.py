@@ -2,7 +2,7 @@
 
 A core has ``setkey(key)``, ``setauthsize(n)``, ``encrypt(iv, plaintext, assoc)`` returning
 ciphertext || tag, and ``decrypt(iv, data, assoc)`` returning the plaintext or raising
-:class:`~cryptoapi.errors.BadMessage`, never any plaintext, when the tag does not verify.
+:class:`cryptoapi.errors.BadMessage`, never any plaintext, when the tag does not verify.
 The transform checks IV, tag, data and associated-data lengths for every implementation of
 the name, so one-piece drivers and template instances refuse exactly the same inputs.
 """

@@ -1,14 +1,21 @@
-"""What the keyed transforms (cipher, skcipher, aead) share: input checks, and serving a
-call from the next implementation when the fastest one lacks a parameter.
+"""What every transform shares (names, sizes, a repr and a refusal to be pickled), and what
+the keyed transforms (cipher, skcipher, aead) add: input checks, and serving a call from the
+next implementation when the fastest one lacks a parameter.
 
 An implementation raises :class:`NeedFallback` for a parameter it does not support (OpenSSL
 has no AES-192-XTS and limits GCM IV lengths); the transform then keys the next
 implementation of the same name and lets it serve, as the kernel's NEED_FALLBACK drivers
-do, so the name works for every valid input.
+do, so the name works for every valid input. ``serving_driver`` names the one holding the
+key.
+
+No transform and no running hash can be pickled or copied with :mod:`copy`: either may hold a
+key, and a pickle of one is that key, usable, in a file or a message queue (a keyed
+``hmac(sha256-generic)`` desc used to pickle into a working MAC). ``cryptography`` refuses
+the same way.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, InvalidKey
@@ -30,6 +37,17 @@ def check_buffer(value: Buffer, what: str) -> Buffer:
     return value
 
 
+def equal_in_constant_time(computed: bytes, given: Buffer) -> bool:
+    """``computed == given`` in time that depends only on their lengths
+    (:func:`hmac.compare_digest`), for tags and derived keys: ``==`` stops at the first
+    differing byte, which tells an attacker how much of a forgery is right."""
+    # Imported here: hmac imports hashlib, which neither `import cryptoapi` nor a generic
+    # driver may load (tests/registry/test_registry.py, test_import_is_lazy).
+    import hmac
+
+    return hmac.compare_digest(computed, given)
+
+
 def check_int(value: object, what: str) -> int:
     """``value`` if it is an int, else TypeError: a size is never a float, a str or a bool
     (``True == 1`` would otherwise pass for a 1-byte size)."""
@@ -42,17 +60,37 @@ class _NoKey:
     """Stands in for the core until ``setkey``: every operation explains what is missing."""
 
     def __getattr__(self, operation: str) -> Any:
+        if operation.startswith("__"):  # introspection (pdoc, copy), not an operation
+            raise AttributeError(operation)
         raise InvalidArgument("no key is set: call setkey() first")
 
 
 NO_KEY: Any = _NoKey()
 
-FallbackFactory = Callable[[], Any]
+FallbackFactory = Callable[[], Algorithm]
+"""Finds the next implementation of a keyed transform's name, for a parameter its own
+implementation lacks: the transform creates its core and knows the driver serving the key."""
 
 
-class Transform:
+class NotPicklable:
+    """Refuses ``pickle`` and ``copy.copy``/``copy.deepcopy`` (all of which go through
+    ``__reduce_ex__``) with TypeError, on purpose: the object may hold a key."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: SupportsIndex, /) -> NoReturn:
+        raise TypeError(
+            f"cannot pickle or copy {self!r}: it may hold a key; allocate another transform "
+            "(and for a running hash, use its copy() method)"
+        )
+
+    def __reduce__(self) -> NoReturn:
+        self.__reduce_ex__(0)
+
+
+class Transform(NotPicklable):
     """What every transform shows: its names and sizes, from its record; a repr without
-    any key material."""
+    any key material. Not picklable (see :class:`NotPicklable`)."""
 
     __slots__ = ("_alg",)
 
@@ -78,7 +116,7 @@ class Transform:
 class KeyedTransform(Transform):
     """Key checks and the fallback dance; subclasses add the type's operations."""
 
-    __slots__ = ("_backup", "_core", "_fallback", "_key", "_primary")
+    __slots__ = ("_backup", "_backup_driver", "_core", "_fallback", "_key", "_primary")
 
     def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
         self._alg = alg
@@ -86,6 +124,7 @@ class KeyedTransform(Transform):
         self._core: Any = NO_KEY
         self._fallback = fallback
         self._backup: Any = None
+        self._backup_driver = ""
         self._key = b""
 
     @property
@@ -95,6 +134,21 @@ class KeyedTransform(Transform):
     @property
     def max_keysize(self) -> int:
         return self._alg.max_keysize
+
+    @property
+    def serving_driver(self) -> str:
+        """The driver whose implementation holds the current key and serves the calls.
+
+        ``driver_name`` unless that implementation refused the key (:class:`NeedFallback`)
+        and the next implementation of the name took it: under OpenSSL, which has no
+        AES-192-XTS, ``xts(aes)`` with a 48-byte key is served by ``xts(aes-generic)`` or
+        pycryptodome's driver. Before any key is set, ``driver_name``, the one tried first.
+        A single call the key's driver cannot serve (a GCM IV length OpenSSL refuses) is
+        handed to the next implementation without changing this.
+        """
+        if self._backup is not None and self._core is self._backup:
+            return self._backup_driver
+        return self.driver_name
 
     def setkey(self, key: Buffer) -> None:
         """Set the key; an invalid key raises InvalidKey and leaves the old key in place."""
@@ -128,12 +182,14 @@ class KeyedTransform(Transform):
         """A core of the next implementation of the name, or InvalidArgument giving
         ``reason`` when there is none (a bad parameter, not a failed lookup, to the caller)."""
         try:
-            if self._fallback is not None:
-                return self._fallback()
+            made = self._fallback() if self._fallback is not None else None
         except AlgorithmNotFound:
-            pass
-        alone = f"{self.driver_name} cannot serve this and is the only {self.alg_name}"
-        raise InvalidArgument(str(reason) or alone)
+            made = None
+        if made is None:
+            alone = f"{self.driver_name} cannot serve this and is the only {self.alg_name}"
+            raise InvalidArgument(str(reason) or alone)
+        self._backup_driver = made.driver
+        return made.create()
 
     def _serve_by_backup(self, operation: str, reason: NeedFallback, *args: Any) -> Any:
         """Run one call the primary could not serve (for ``reason``) on the keyed backup; if

@@ -6,13 +6,24 @@ InvalidArgument. The transform checks types, the key and the length once for all
 implementation of a name refuses the same lengths: 1 to :data:`MAX_OUTPUT` bytes here, and
 within that what the algorithm allows (SP 800-108r1 §4: n ≤ 2^r - 1 blocks for an r-bit
 counter; RFC 5869 §2.3: L ≤ 255·HashLen), checked by the core before its first PRF call.
+
+``verify(fixed_input, expected)`` derives ``len(expected)`` bytes and compares them in
+constant time (:func:`hmac.compare_digest`), raising :class:`cryptoapi.errors.BadMessage` on
+a mismatch: what ``cryptography``'s ``KDF.verify`` does with its ``InvalidKey``. A KDF
+transform holds its key, so it cannot be pickled or copied with :mod:`copy`.
 """
 
 from typing import Any, Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
-from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.transforms.base import NO_KEY, Transform, check_buffer, check_int
+from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
+from cryptoapi.transforms.base import (
+    NO_KEY,
+    Transform,
+    check_buffer,
+    check_int,
+    equal_in_constant_time,
+)
 
 MAX_OUTPUT = (2**32 - 1) // 8
 """The most bytes one ``derive`` returns: 2^29 - 1 (512 MiB), the longest output whose length
@@ -53,6 +64,21 @@ class Kdf(Transform):
         if not 0 < length <= MAX_OUTPUT:  # before the core runs a single PRF call
             self._bad_length(length)
         return self._core.derive(bytes(fixed_input), length, **options)  # type: ignore[no-any-return]
+
+    def verify(self, fixed_input: Buffer, expected: Buffer, **options: Any) -> None:
+        """Check that ``expected`` is ``derive(fixed_input, len(expected), **options)``.
+
+        The comparison takes constant time. Returns None on a match; raises
+        :class:`cryptoapi.errors.BadMessage` if not, TypeError unless ``expected`` is
+        bytes-like, and InvalidArgument for an empty ``expected`` (as ``derive`` does for a
+        zero length), so nothing verifies against nothing. The length is ``expected``'s:
+        pass one you stored, or check the length of one you were sent (a 1-byte guess
+        matches one time in 256).
+        """
+        expected = check_buffer(expected, "expected")
+        derived = self.derive(fixed_input, len(expected), **options)
+        if not equal_in_constant_time(derived, expected):
+            raise BadMessage(f"{self.alg_name}: the derived key does not match")
 
     def _bad_length(self, length: int) -> None:
         if length <= 0:

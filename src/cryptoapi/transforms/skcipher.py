@@ -2,7 +2,7 @@
 
 A core has ``setkey(key)``, ``encrypt(iv, data)`` and ``decrypt(iv, data)``. The transform
 checks the IV and data lengths once for every implementation of the name (see
-:class:`~cryptoapi.alg.Algorithm` for the rules), so all of them agree on what is valid.
+:class:`cryptoapi.alg.Algorithm` for the rules), so all of them agree on what is valid.
 """
 
 from typing import Protocol
