@@ -131,10 +131,13 @@ def test_the_link_carries_only_esp_and_the_espd_capture_matches_it(udp_tunnel):
     data = transfer_bytes(MiB, 9)
     leaked = [i for i in range(0, MiB - 32, 4096) if data[i : i + 32] in blob]
     assert leaked == [], "plaintext of the transfer is on the link"
-    # every ESP packet espd_a recorded meanwhile is on the wire, as it recorded it (but
-    # for the few an AF_PACKET capture may drop on a loaded machine)
-    missing = set(recorded) - wire_records(wire)
-    assert len(missing) <= len(recorded) // 100, f"{len(missing)} recorded packets not on the wire"
+    # espd_a's record and the wire agree: every ESP packet on the wire is in it, as it
+    # recorded it, and (but for what an AF_PACKET capture drops on a loaded machine)
+    # every packet it recorded meanwhile is on the wire
+    on_wire = wire_records(wire)
+    assert on_wire <= set(esp_records(t.pcap))
+    missing = set(recorded) - on_wire
+    assert len(missing) <= len(recorded) // 20, f"{len(missing)} recorded packets not on the wire"
     assert len(recorded) >= kinds.esp_udp - 5  # (the tail of an earlier test's traffic)
 
 
