@@ -1,19 +1,19 @@
-"""``cryptoapi espd``: a userspace IPsec endpoint between a TUN device and ESP.
+"""cryptoapi espd: a userspace IPsec endpoint between a TUN device and ESP.
 
     cryptoapi espd --tun esp0 -f ipsec.conf [--udp-port 4500] [--raw-esp] [--pcap esp.pcap]
     cryptoapi espd --tun esp0 --socket /run/cryptoapi/keyd.sock
 
 Plaintext packets the host routes into the TUN device NAME (opened, or created; brought up
-with MTU ``--mtu``) are protected by the SAs and policies of a setkey file (``-f``) or of the
-key daemon at ``--socket``, which espd follows (its dump, then its changes; keys are fetched
-with GET). ESP goes in UDP from ``--udp-port`` to the peer's (RFC 3948, as strongSwan's
-kernel-libipsec sends it), or with ``--raw-esp`` as IP protocol 50. ESP received is checked,
+with MTU --mtu) are protected by the SAs and policies of a setkey file (-f) or of the
+key daemon at --socket, which espd follows (its dump, then its changes; keys are fetched
+with GET). ESP goes in UDP from --udp-port to the peer's (RFC 3948, as strongSwan's
+kernel-libipsec sends it), or with --raw-esp as IP protocol 50. ESP received is checked,
 decrypted and written to the TUN device. Addresses and routes on the TUN device are the
-administrator's (``ip addr``, ``ip route``).
+administrator's (ip addr, ip route).
 
-``--pcap FILE`` records every ESP packet sent and received (whole IP packets; for UDP the
+--pcap FILE records every ESP packet sent and received (whole IP packets; for UDP the
 outer IP/UDP header is rebuilt) for Wireshark or tshark. SIGUSR1 prints the counters
-(``/proc/net/xfrm_stat`` layout, then espd's own) to standard output, as does the exit;
+(/proc/net/xfrm_stat layout, then espd's own) to standard output, as does the exit;
 SIGTERM or SIGINT stops espd.
 """
 
@@ -23,6 +23,8 @@ import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any
+
+from cryptoapi.cli.options import add_selftests_option
 
 if TYPE_CHECKING:
     from cryptoapi.esp.espd.endpoint import Endpoint
@@ -57,7 +59,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--mtu", type=int, default=DEFAULT_MTU, help=f"TUN MTU, 0 to keep (default {DEFAULT_MTU})"
     )
-    parser.add_argument("--selftests", help="self-test mode (off, lazy, eager, full)")
+    add_selftests_option(parser)
     parser.set_defaults(run=run)
 
 

@@ -1,4 +1,4 @@
-"""``cryptoapi setkey``: ipsec-tools setkey statements for the key daemon, or a dry run.
+"""cryptoapi setkey: ipsec-tools setkey statements for the key daemon, or a dry run.
 
     cryptoapi setkey -f ipsec.conf --socket PATH    # apply to the daemon at PATH
     cryptoapi setkey -f ipsec.conf                  # dry run: check and show what it makes
@@ -7,12 +7,12 @@
     cryptoapi setkey -F [-P] --socket PATH          # flush the SAD (with -P the SPD)
 
 The whole input is parsed before anything is sent: an error names file, line and column and
-nothing changes. Without ``--socket`` the statements run against an in-process key manager
-(a dry run) and the SAs and policies it would hold are listed. ``-F`` runs before the file
-and ``-D`` after it. Keys are shown only with ``--show-keys``. Statements the key manager
+nothing changes. Without --socket the statements run against an in-process key manager
+(a dry run) and the SAs and policies it would hold are listed. -F runs before the file
+and -D after it. Keys are shown only with --show-keys. Statements the key manager
 refuses are reported (each with its reason) and make the exit status 1. An input that cannot be
-read (missing, a directory, not UTF-8) is one line, ``cryptoapi: FILE: reason``, and status
-1; so is a key daemon that goes away partway, naming the ``FILE:LINE`` reached (the
+read (missing, a directory, not UTF-8) is one line, cryptoapi: FILE: reason, and status
+1; so is a key daemon that goes away partway, naming the FILE:LINE reached (the
 statements before it were sent).
 """
 
