@@ -108,6 +108,15 @@ def clock():
 
 
 @pytest.fixture
+def where():
+    """A short temporary directory (a Unix socket path must fit in 108 bytes)."""
+    from .keyd import short_dir
+
+    with short_dir() as path:
+        yield path
+
+
+@pytest.fixture
 def km(registry, clock):
     return KeyManager(registry, clock=clock, rng=random.Random(7))
 

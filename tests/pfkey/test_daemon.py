@@ -31,8 +31,8 @@ from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.sad import SecurityAssociation
 from cryptoapi.pfkey.store import SA_COLUMNS, StateStore
 
-from .conftest import Clock, address, getspi_message, lookup_message, make_registry, sa_message
-from .keyd import WAIT, daemon_thread, short_dir, start_keyd, stop
+from .conftest import address, getspi_message, lookup_message, make_registry, sa_message
+from .keyd import WAIT, daemon_thread, start_keyd, stop
 from .test_spd import spd
 
 KEYS = (ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT)
@@ -40,17 +40,6 @@ KEYS = (ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT)
 
 def has_keys(message):
     return any(message.get(t, Key) is not None for t in KEYS)
-
-
-@pytest.fixture
-def where():
-    with short_dir() as path:
-        yield path
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture

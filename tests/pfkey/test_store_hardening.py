@@ -21,19 +21,8 @@ from cryptoapi.pfkey.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.store import APPLICATION_ID, StateStore, TrackedDict
 
-from .conftest import Clock, lookup_message, make_registry, sa_message
-from .keyd import WAIT, keyd_command, short_dir, start_keyd, stop
-
-
-@pytest.fixture
-def where():
-    with short_dir() as path:
-        yield path
-
-
-@pytest.fixture
-def clock():
-    return Clock()
+from .conftest import lookup_message, make_registry, sa_message
+from .keyd import WAIT, keyd_command, start_keyd, stop
 
 
 @pytest.fixture

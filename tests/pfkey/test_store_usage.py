@@ -29,21 +29,10 @@ from cryptoapi.pfkey.daemon import KeyDaemon
 from cryptoapi.pfkey.store import StateStore
 from cryptoapi.pfkey.usage import USAGE_INTERVAL
 
-from .conftest import DST, Clock, lookup_message, make_registry, sa_message
-from .keyd import WAIT, short_dir
+from .conftest import DST, lookup_message, make_registry, sa_message
+from .keyd import WAIT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@pytest.fixture
-def where():
-    with short_dir() as path:
-        yield path
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture
