@@ -9,8 +9,9 @@ import pytest
 
 from cryptoapi import Registry
 from cryptoapi.cli import main
-from cryptoapi.cli.boot import BootReport, format_event, format_totals
+from cryptoapi.cli.boot import format_event, format_totals
 from cryptoapi.cli.bootchart import MAX_LABELS, draw, with_titles
+from cryptoapi.cli.bootreport import BootReport
 from cryptoapi.registry.trace import TraceEvent
 
 SUMMARY = re.compile(r"^selftest \((\w+)\): (\d+) implementations: (.*); [\d.]+ ms$")

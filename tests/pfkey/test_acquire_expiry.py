@@ -6,8 +6,8 @@ import errno
 import pytest
 
 from cryptoapi.pfkey import Comb, Message, MsgType, Proposal, SaType, decode
+from cryptoapi.pfkey.acquires import ACQUIRE_EXPIRES, ACQUIRE_MAX
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.listeners import ACQUIRE_EXPIRES, ACQUIRE_MAX
 
 from .conftest import DST, SRC, address, getspi, header, only, refused
 

@@ -12,29 +12,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
+from cryptoapi.cli.bootreport import BootReport
 from cryptoapi.cli.options import add_selftests_option
 from cryptoapi.registry.registry import Registry
 from cryptoapi.registry.trace import TraceEvent
 from cryptoapi.selftest.manager import mode_from
-
-
-@dataclass
-class BootReport:
-    """What one bring-up did (the trace events, in order) and what it cost."""
-
-    mode: str
-    events: list[TraceEvent]
-    started: float
-    wall_ms: float
-    cpu_ms: float
-    threads_started: int
-
-    @property
-    def tests_run(self) -> int:
-        return sum(1 for e in self.events if e.kind == "test" and e.result != "untested")
 
 
 def add_parser(commands: Any) -> None:
@@ -119,7 +103,7 @@ def format_event(event: TraceEvent) -> str:
 
 def format_totals(report: BootReport) -> str:
     """The last line: how much happened and what it cost."""
-    imports = sum(1 for e in report.events if e.kind == "load")
+    imports = report.imports
     registrations = sum(1 for e in report.events if e.kind == "register")
     loaded = f"{imports} provider imports, " if imports else ""
     return (

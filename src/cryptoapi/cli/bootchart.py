@@ -18,7 +18,7 @@ from cryptoapi.errors import CryptoError
 from cryptoapi.registry.trace import TraceEvent
 
 if TYPE_CHECKING:
-    from cryptoapi.cli.boot import BootReport
+    from cryptoapi.cli.bootreport import BootReport
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def _frame(axes: Any, report: "BootReport", lanes: list[str]) -> None:
     axes.set_ylim(len(lanes) - 0.5, -0.5)  # the main thread on top
     axes.set_yticks(range(len(lanes)), lanes)
     axes.set_xlabel("milliseconds since the registry was created")
-    imports = sum(1 for e in report.events if e.kind == "load")
+    imports = report.imports
     loaded = f"{imports} provider imports, " if imports else ""  # none traced: say nothing
     axes.set_title(
         f"cryptoapi boot, self-tests {report.mode}: wall {report.wall_ms:.1f} ms, "

@@ -7,7 +7,6 @@ leaves the database exactly as it was; it returns the replies, the one to the se
 import errno
 import hmac
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.admit import MAX_MODE, addresses, admit, fail, lifetime, sa_type
@@ -22,14 +21,12 @@ from cryptoapi.pfkey.constants import (
     SaState,
     SaType,
 )
+from cryptoapi.pfkey.core import KeyManagerCore
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.extensions import SpiRange
 from cryptoapi.pfkey.message import Scan
 from cryptoapi.pfkey.sad import SaKey, SecurityAssociation
 from cryptoapi.pfkey.x_extensions import Sa2
-
-if TYPE_CHECKING:
-    from cryptoapi.pfkey.manager import KeyManager
 
 ECHO_DROP = frozenset(int(t) for t in (ExtType.SA, ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT))
 """What an ADD or UPDATE reply leaves out of the echoed message (the SA is rebuilt)."""
@@ -47,14 +44,14 @@ def _lookup_key(scan: Scan) -> SaKey:
     return (scan.satype, dst, spi)
 
 
-def _find(km: "KeyManager", key: SaKey) -> SecurityAssociation:
+def _find(km: KeyManagerCore, key: SaKey) -> SecurityAssociation:
     sa = km.sad.by_key.get(key)
     if sa is None:
         raise PfkeyError(E_NOT_FOUND, f"no SA of type {key[0]} with SPI {key[2]:#x}")
     return sa
 
 
-def getspi(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def getspi(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.1: pick an unused SPI in the range (default 0x100-0x0fffffff) and create a
     LARVAL SA with it; EEXIST when the range has none left."""
     sa_type(scan.satype)
@@ -80,7 +77,7 @@ def getspi(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return [replies.brief(sa, MsgType.GETSPI, scan.seq, scan.pid, SaState.LARVAL)]
 
 
-def _free_spi(km: "KeyManager", satype: int, dst: bytes, low: int, high: int) -> int:
+def _free_spi(km: KeyManagerCore, satype: int, dst: bytes, low: int, high: int) -> int:
     """An SPI in [low, high] no SA of ``satype`` to ``dst`` uses: a few random picks, then
     a scan from a random point, which meets a free SPI within (SAs + 1) steps if any."""
     taken = km.sad.by_key
@@ -97,7 +94,7 @@ def _free_spi(km: "KeyManager", satype: int, dst: bytes, low: int, high: int) ->
     raise PfkeyError(E_EXISTS, f"no free SPI in {low:#x}-{high:#x}")
 
 
-def add(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def add(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.3: add a MATURE SA; EEXIST if (type, destination, SPI) is taken."""
     if km.probe.reprobe:
         km.probe.reprobe_all()
@@ -111,7 +108,7 @@ def add(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return [replies.echo(scan, sa, ECHO_DROP)]
 
 
-def update(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.2: complete a LARVAL SA (it becomes MATURE) or change a MATURE one's lifetimes.
 
     The source address cannot change; a MATURE SA keeps its algorithms and keys (a message
@@ -144,7 +141,7 @@ def _ip(address_ext: bytes) -> bytes:
     return address_ext[8:10] + address_ext[16:32]
 
 
-def _relifed(km: "KeyManager", old: SecurityAssociation, scan: Scan) -> SecurityAssociation:
+def _relifed(km: KeyManagerCore, old: SecurityAssociation, scan: Scan) -> SecurityAssociation:
     span = scan.spans[ExtType.SA]
     auth, encrypt = scan.data[span[0] + 10], scan.data[span[0] + 11]
     if (auth, encrypt) != (old.auth, old.encrypt):
@@ -166,34 +163,34 @@ def _relifed(km: "KeyManager", old: SecurityAssociation, scan: Scan) -> Security
     )
 
 
-def delete(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def delete(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.4: remove the SA; ESRCH if there is none."""
     sa = _find(km, _lookup_key(scan))
     km.remove(sa)
     return [replies.brief(sa, MsgType.DELETE, scan.seq, scan.pid, SaState.DEAD)]
 
 
-def get(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def get(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.5: the whole SA, keys included; ESRCH if there is none."""
     sa = _find(km, _lookup_key(scan))
     return [replies.full(sa, MsgType.GET, scan.seq, scan.pid, keys=True)]
 
 
-def _of_type(km: "KeyManager", satype: int) -> list[SecurityAssociation]:
+def _of_type(km: KeyManagerCore, satype: int) -> list[SecurityAssociation]:
     if satype == SaType.UNSPEC:
         return list(km.sad.by_key.values())
     sa_type(satype)
     return [sa for sa in km.sad.by_key.values() if sa.satype == satype]
 
 
-def flush(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def flush(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.9: remove every SA of the type (all of them for UNSPEC)."""
     for sa in _of_type(km, scan.satype):
         km.remove(sa)
     return [replies.base(MsgType.FLUSH, scan.satype, scan.seq, scan.pid, b"")]
 
 
-def dump_lazily(km: "KeyManager", scan: Scan) -> replies.Dump:
+def dump_lazily(km: KeyManagerCore, scan: Scan) -> replies.Dump:
     """§3.1.10: one message per SA of the type (all for UNSPEC), ``sadb_msg_seq`` counting
     down to 0; ENOENT when there is none (as Linux). Which SAs, and their numbering, are
     fixed now; each message is built when it is taken (a daemon's bounded queue)."""
@@ -203,12 +200,12 @@ def dump_lazily(km: "KeyManager", scan: Scan) -> replies.Dump:
     return replies.dump(found, scan.pid)
 
 
-def dump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def dump(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """DUMP with every message built at once (:func:`dump_lazily`)."""
     return list(dump_lazily(km, scan))
 
 
-def reported_expire(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def reported_expire(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """An EXPIRE from a client: a data path in another process (``cryptoapi espd``) reached
     an SA's soft or hard byte or packet limit, or ran out of sequence numbers, and says so
     as the kernel would (§3.1.8: ``<base, SA, lifetime(C and one of HS), address(SD)>``).
@@ -235,7 +232,7 @@ def reported_expire(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return km.soft_expire(sa)
 
 
-def unsupported(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def unsupported(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Messages not handled here (PROMISC, MIGRATE,
     SPDACQUIRE, SPDSETIDX, SPDEXPIRE): EOPNOTSUPP, as Linux answers the ones it does not
     handle. The SPD messages are in :mod:`~cryptoapi.pfkey.spd_handlers`."""

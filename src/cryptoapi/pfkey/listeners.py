@@ -16,10 +16,6 @@ the XFRM_STATE_ACQ state Linux makes for it does; at most ``ACQUIRE_MAX`` are pe
 a request beyond that is refused with EAGAIN.
 """
 
-import collections
-import errno
-from typing import TYPE_CHECKING
-
 from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.admit import addresses, fail, sa_type
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
@@ -30,12 +26,10 @@ from cryptoapi.pfkey.constants import (
     MsgType,
     SaType,
 )
+from cryptoapi.pfkey.core import KeyManagerCore
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.message import HEADER_LEN, Scan
 from cryptoapi.pfkey.proposal import AlgDesc, Comb, Proposal, Supported
-
-if TYPE_CHECKING:
-    from cryptoapi.pfkey.manager import KeyManager
 
 # Lifetimes Linux proposes in an ACQUIRE (af_key.c dump_esp_combs), in seconds.
 HARD_ADDTIME = 8 * 60 * 60
@@ -44,71 +38,11 @@ HARD_USETIME = 7 * 60 * 60
 SOFT_USETIME = 6 * 60 * 60
 
 
-ACQUIRE_EXPIRES = 30.0
-"""Seconds a request waits for its GETSPI or cancel: Linux ``XFRM_ACQ_EXPIRES``, the default
-of ``net.core.xfrm_acq_expires``, after which ``xfrm_timer_handler`` deletes the ACQ state."""
-ACQUIRE_MAX = 1024
-"""Requests pending at most. Linux has no global cap (one ACQ state per flow, and
-``xfrm_state_find`` answers the flow's further packets with EAGAIN while it is pending), but
-its states live in the kernel, not in a daemon any client can make grow: 1024 allows a
-sustained 34 new requests a second for 30 s each, and costs under 0.5 MB when full."""
-
-Pending = tuple[float, int, bytes, bytes]
-"""A pending request: (deadline, satype, source and destination address extensions)."""
-
-
-class Acquires:
-    """The pending requests by ``sadb_msg_seq``, oldest first.
-
-    Each expires ``expires`` seconds after it was made (by the manager's clock, so tests
-    drive it); expired ones are dropped whenever the table is used, so none is ever seen and
-    the table needs no timer. When ``limit`` are pending, a new request is refused with
-    EAGAIN, as ``xfrm_state_find`` refuses a packet whose ACQUIRE is in progress: the older
-    requests, which key managers may be answering already, are kept; the refused one can be
-    made again once some are answered or expire. A repeated ``sadb_msg_seq`` replaces its
-    request and starts its time again.
-    """
-
-    def __init__(self, limit: int = ACQUIRE_MAX, expires: float = ACQUIRE_EXPIRES) -> None:
-        self.limit = limit
-        self.expires = expires
-        self.refused = 0
-        """Requests refused because ``limit`` were pending."""
-        self._pending: collections.OrderedDict[int, Pending] = collections.OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._pending)
-
-    def add(self, seq: int, satype: int, source: bytes, destination: bytes, now: float) -> None:
-        """Record a request made at ``now``; PfkeyError(EAGAIN) when ``limit`` are pending."""
-        self.expire(now)
-        self._pending.pop(seq, None)
-        if len(self._pending) >= self.limit:
-            self.refused += 1
-            raise PfkeyError(
-                errno.EAGAIN,
-                f"{self.limit} ACQUIREs are pending: try again once some are answered "
-                f"or expire (after {self.expires:g} s)",
-            )
-        self._pending[seq] = (now + self.expires, satype, source, destination)
-
-    def pop(self, seq: int, default: None = None) -> Pending | None:
-        """Remove and return the request ``seq`` (a GETSPI or a cancel answered it); None if
-        there is none. (``default`` keeps ``dict.pop``'s form, which ``handlers`` uses.)"""
-        return self._pending.pop(seq, default)
-
-    def expire(self, now: float) -> None:
-        """Drop the requests whose time is up at ``now`` (the oldest are first)."""
-        pending = self._pending
-        while pending and next(iter(pending.values()))[0] <= now:
-            pending.popitem(last=False)
-
-
 Available = tuple[AlgSpec, int, int]
 """An algorithm the registry offers, with the smallest and largest key it takes (bits)."""
 
 
-def available(km: "KeyManager", table: dict[int, AlgSpec]) -> list[Available]:
+def available(km: KeyManagerCore, table: dict[int, AlgSpec]) -> list[Available]:
     """(spec, min bits, max bits) of each algorithm of ``table`` the registry offers."""
     found = []
     for spec in table.values():
@@ -118,7 +52,7 @@ def available(km: "KeyManager", table: dict[int, AlgSpec]) -> list[Available]:
     return found
 
 
-def supported(km: "KeyManager", satype: int) -> bytes:
+def supported(km: KeyManagerCore, satype: int) -> bytes:
     """The SUPPORTED_AUTH and (except for AH) SUPPORTED_ENCRYPT extensions."""
     parts = []
     lists = [(ExtType.SUPPORTED_AUTH, AUTH)]
@@ -131,7 +65,7 @@ def supported(km: "KeyManager", satype: int) -> bytes:
     return b"".join(parts)
 
 
-def register(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def register(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.7: listen for ACQUIRE and EXPIRE of the SA type; reply with what is supported.
     UNSPEC only asks what is supported (Linux); a type above the SADB maximum is EINVAL."""
     if scan.satype > SADB_SATYPE_MAX:
@@ -142,7 +76,7 @@ def register(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return [replies.base(MsgType.REGISTER, scan.satype, scan.seq, scan.pid, body)]
 
 
-def proposal(km: "KeyManager", satype: int) -> Proposal:
+def proposal(km: KeyManagerCore, satype: int) -> Proposal:
     """Every acceptable combination the registry offers, as Linux proposes them."""
     auths = [a for a in available(km, AUTH) if not a[0].is_null]
     combs = []
@@ -172,7 +106,7 @@ def proposal(km: "KeyManager", satype: int) -> Proposal:
     return Proposal(0, tuple(combs))
 
 
-def acquire(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def acquire(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.6. A header-only ACQUIRE is a key manager's answer: with an errno it cancels
     the request of that ``sadb_msg_seq`` (nothing is sent back, as Linux). Otherwise an
     application asks for an SA: the request goes to the listeners of its type (ESRCH when

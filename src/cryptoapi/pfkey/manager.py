@@ -31,6 +31,7 @@ from collections.abc import Callable
 import cryptoapi
 from cryptoapi import Registry
 from cryptoapi.pfkey import handlers, listeners, replies, spd_handlers
+from cryptoapi.pfkey.acquires import Acquires
 from cryptoapi.pfkey.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.expiry import HARD, LARVAL, SOFT, Timers, over
@@ -94,7 +95,7 @@ class KeyManager:
         self.larval_timeout = larval_timeout
         self.registered: set[int] = set()
         """SA types a key manager has REGISTERed for: they get ACQUIRE and EXPIRE."""
-        self.acquires = listeners.Acquires()
+        self.acquires = Acquires()
         """Pending SA requests by sadb_msg_seq: expire after 30 s, at most 1024."""
         self._acquire_seq = 0
         self._messages = 0

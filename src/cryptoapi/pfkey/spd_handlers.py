@@ -13,23 +13,20 @@ Validation comes first: a refused message leaves the SPD as it was.
 """
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.constants import E_EMPTY, E_EXISTS, MsgType
+from cryptoapi.pfkey.core import KeyManagerCore
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.message import Scan
 from cryptoapi.pfkey.spd import SecurityPolicy, admit_policy, index_dir, policy_of
-
-if TYPE_CHECKING:
-    from cryptoapi.pfkey.manager import KeyManager
 
 
 def _reply(policy: SecurityPolicy, scan: Scan) -> list[bytes]:
     return [policy.message(scan.type, scan.seq, scan.pid).encode()]
 
 
-def spdadd(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spdadd(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Add a policy; EEXIST if one has its direction and selector (``xfrm_policy_insert``
     with ``excl``)."""
     policy = admit_policy(scan, now)
@@ -40,7 +37,7 @@ def spdadd(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return _reply(policy, scan)
 
 
-def spdupdate(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spdupdate(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Add a policy or replace the one with its direction and selector."""
     policy = admit_policy(scan, now)
     old = km.spd.find(policy.selector)
@@ -49,7 +46,7 @@ def spdupdate(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return _reply(policy, scan)
 
 
-def spddelete(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spddelete(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Remove the policy with the message's direction and selector; ENOENT if none."""
     wanted = admit_policy(scan, now)
     policy = km.spd.find(wanted.selector)
@@ -59,7 +56,7 @@ def spddelete(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
     return _reply(policy, scan)
 
 
-def _by_index(km: "KeyManager", scan: Scan) -> SecurityPolicy:
+def _by_index(km: KeyManagerCore, scan: Scan) -> SecurityPolicy:
     index = policy_of(scan).id
     index_dir(index)
     policy = km.spd.by_index.get(index)
@@ -68,26 +65,26 @@ def _by_index(km: "KeyManager", scan: Scan) -> SecurityPolicy:
     return policy
 
 
-def spdget(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spdget(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """The policy with the ``sadb_x_policy_id`` of the message; ENOENT if none."""
     return _reply(_by_index(km, scan), scan)
 
 
-def spddelete2(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spddelete2(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Remove the policy with the ``sadb_x_policy_id`` of the message; ENOENT if none."""
     policy = _by_index(km, scan)
     km.spd.remove(policy)
     return _reply(policy, scan)
 
 
-def spdflush(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spdflush(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Remove every policy; the reply is the header alone."""
     for policy in km.spd:
         km.spd.remove(policy)
     return [replies.base(MsgType.X_SPDFLUSH, 0, scan.seq, scan.pid, b"")]
 
 
-def spddump_lazily(km: "KeyManager", scan: Scan) -> replies.Dump:
+def spddump_lazily(km: KeyManagerCore, scan: Scan) -> replies.Dump:
     """One SPDDUMP message per policy, ``sadb_msg_seq`` down to 0; ENOENT when there is
     none (Linux ``xfrm_policy_walk``); each built when it is taken."""
     policies = list(km.spd)
@@ -99,12 +96,12 @@ def spddump_lazily(km: "KeyManager", scan: Scan) -> replies.Dump:
     )
 
 
-def spddump(km: "KeyManager", scan: Scan, now: float) -> list[bytes]:
+def spddump(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """SPDDUMP with every message built at once (:func:`spddump_lazily`)."""
     return list(spddump_lazily(km, scan))
 
 
-Handler = Callable[["KeyManager", Scan, float], list[bytes]]
+Handler = Callable[[KeyManagerCore, Scan, float], list[bytes]]
 
 HANDLERS: dict[int, Handler] = {
     MsgType.X_SPDADD: spdadd,

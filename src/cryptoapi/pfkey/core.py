@@ -1,0 +1,30 @@
+"""What the PF_KEY handlers need of a key manager, as a Protocol: the handlers are typed
+against it, not against :class:`~cryptoapi.pfkey.manager.KeyManager`, so the manager imports
+its handlers and nothing imports back (the layers import downward only)."""
+
+import random
+from typing import Protocol
+
+from cryptoapi.pfkey.acquires import Acquires
+from cryptoapi.pfkey.expiry import Timers
+from cryptoapi.pfkey.extensions import Lifetime
+from cryptoapi.pfkey.probe import AlgorithmProbe
+from cryptoapi.pfkey.sad import SADatabase, SecurityAssociation
+from cryptoapi.pfkey.spd import SPDatabase
+
+
+class KeyManagerCore(Protocol):
+    """The databases, their timers and the few operations the handlers call."""
+
+    sad: SADatabase
+    spd: SPDatabase
+    probe: AlgorithmProbe
+    timers: Timers
+    rng: random.Random
+    registered: set[int]
+    acquires: Acquires
+
+    def remove(self, sa: SecurityAssociation) -> None: ...
+    def larval(self, sa: SecurityAssociation) -> None: ...
+    def expire(self, sa: SecurityAssociation, reached: Lifetime) -> list[bytes]: ...
+    def soft_expire(self, sa: SecurityAssociation) -> list[bytes]: ...
