@@ -19,11 +19,11 @@ SIGTERM or SIGINT stops espd.
 
 import argparse
 import contextlib
-import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cryptoapi.cli.logs import logging_to_stderr
 from cryptoapi.cli.options import add_selftests_option
 
 if TYPE_CHECKING:
@@ -64,13 +64,8 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("espd: %(message)s"))
-    logger = logging.getLogger("cryptoapi")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
     try:
-        with contextlib.ExitStack() as cleanup:
+        with logging_to_stderr("espd", "cryptoapi"), contextlib.ExitStack() as cleanup:
             built = _build(args, cleanup)
             if built is None:
                 return 1
@@ -81,8 +76,6 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"espd: {error}", file=sys.stderr)
         return 1
-    finally:
-        logger.removeHandler(handler)
 
 
 def _build(

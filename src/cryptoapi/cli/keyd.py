@@ -14,11 +14,11 @@ the socket.
 """
 
 import argparse
-import logging
 import os
 import sys
 from typing import Any
 
+from cryptoapi.cli.logs import logging_to_stderr
 from cryptoapi.cli.options import add_selftests_option
 from cryptoapi.pfkey.daemon import KeyDaemon, serve
 from cryptoapi.pfkey.manager import KeyManager
@@ -45,11 +45,6 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("keyd: %(message)s"))
-    logger = logging.getLogger("cryptoapi.pfkey")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
     key_manager = KeyManager(Registry(args.selftests) if args.selftests else None)
 
     def ready(daemon: KeyDaemon, loaded: tuple[int, int]) -> None:
@@ -61,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    try:
+    with logging_to_stderr("keyd", "cryptoapi.pfkey"):
         return serve(
             args.socket, km=key_manager, state=args.state, synchronous=args.sync, ready=ready
         )
-    finally:
-        logger.removeHandler(handler)
