@@ -126,6 +126,29 @@ class Datapath:
 
     def output(self, packet: bytes) -> list[bytes]:
         """The packets to send for one outbound plaintext packet (see the module doc)."""
+        sealed = self._sealed(packet)
+        if isinstance(sealed, list):
+            return sealed
+        flow, state, esp = sealed
+        if state.tunnel:
+            return [self._tunnel_packet(state, esp, flow)]
+        return [ip.with_protocol(packet, flow.header, *self._transport_payload(state, esp))]
+
+    def output_esp(self, packet: bytes) -> list[Outbound]:
+        """As :meth:`output`, without the outer IP and UDP headers (see :class:`Outbound`)."""
+        sealed = self._sealed(packet)
+        if isinstance(sealed, list):  # sent as it is, if at all (the flow is the packet's own)
+            return [Outbound(f.family, f.src, f.dst, -1, -1, p)
+                    for p in sealed if (f := ip.flow(p)) is not None]  # fmt: skip
+        flow, state, esp = sealed
+        if state.tunnel:
+            return [Outbound(state.family, state.src, state.dst, state.sport, state.dport, esp)]
+        return [Outbound(flow.family, flow.src, flow.dst, state.sport, state.dport, esp)]
+
+    def _sealed(self, packet: bytes) -> tuple[Flow, EspState, bytes] | list[bytes]:
+        """(flow, SA state, ESP packet) for a packet to protect; otherwise what to send
+        instead: the packet itself (no policy, ``none``, a ``use`` request without an SA)
+        or nothing (dropped and counted)."""
         flow = ip.flow(packet)
         if flow is None:
             self._count("XfrmOutError")
@@ -133,31 +156,10 @@ class Datapath:
         plan = self._plan(flow)
         if plan.state is None:
             return self._unprotected(plan, packet, flow)
-        state = plan.state
-        esp = self._protect(state, packet, flow)
+        esp = self._protect(plan.state, packet, flow)
         if esp is None:
             return []
-        if state.tunnel:
-            return [self._tunnel_packet(state, esp, flow)]
-        return [ip.with_protocol(packet, flow.header, *self._transport_payload(state, esp))]
-
-    def output_esp(self, packet: bytes) -> list[Outbound]:
-        """As :meth:`output`, without the outer IP and UDP headers (see :class:`Outbound`)."""
-        flow = ip.flow(packet)
-        if flow is None:
-            self._count("XfrmOutError")
-            return []
-        plan = self._plan(flow)
-        if plan.state is None:
-            return [Outbound(flow.family, flow.src, flow.dst, -1, -1, p)
-                    for p in self._unprotected(plan, packet, flow)]  # fmt: skip
-        state = plan.state
-        esp = self._protect(state, packet, flow)
-        if esp is None:
-            return []
-        if state.tunnel:
-            return [Outbound(state.family, state.src, state.dst, state.sport, state.dport, esp)]
-        return [Outbound(flow.family, flow.src, flow.dst, state.sport, state.dport, esp)]
+        return flow, plan.state, esp
 
     def _plan(self, flow: Flow) -> _Plan:
         if (
