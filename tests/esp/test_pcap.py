@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from cryptoapi.esp.espd.frames import checksum, ipv4, ipv6, outer_packet, udp
+from cryptoapi.esp import ip
+from cryptoapi.esp.espd.frames import outer_packet
 from cryptoapi.esp.espd.pcap import (
     LINKTYPE_ETHERNET,
     LINKTYPE_RAW,
@@ -16,6 +17,7 @@ from cryptoapi.esp.espd.pcap import (
     PcapWriter,
     ethernet,
 )
+from cryptoapi.esp.ip import checksum
 
 SRC4, DST4 = bytes([192, 0, 2, 1]), bytes([192, 0, 2, 2])
 SRC6 = bytes.fromhex("20010db8000000000000000000000001")
@@ -131,6 +133,24 @@ def test_an_ipv6_udp_frame_has_a_good_checksum():
     datagram = packet[40:]
     pseudo = SRC6 + DST6 + len(datagram).to_bytes(4, "big") + bytes([0, 0, 0, 17])
     assert ones_sum(pseudo + datagram) == 0xFFFF
+
+
+def ipv4(src, dst, proto, payload):
+    """The capture's IPv4 header: TTL 64, identification 0, DF clear."""
+    return ip.ipv4_header(src, dst, proto, len(payload), tos=0, ttl=64, df=False, ident=0) + payload
+
+
+def ipv6(src, dst, proto, payload):
+    return ip.ipv6_header(src, dst, proto, len(payload), tclass=0, hops=64) + payload
+
+
+def udp(src, dst, sport, dport, payload):
+    """A UDP datagram with its checksum computed, over IPv4 too (as the capture has it)."""
+    family = ip.AF_INET if len(src) == 4 else ip.AF_INET6
+    head = ip.udp_header(
+        family, src, dst, sport=sport, dport=dport, payload=payload, ipv4_checksum=True
+    )
+    return head + payload
 
 
 def test_raw_esp_frames_are_protocol_50():

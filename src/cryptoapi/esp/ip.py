@@ -167,14 +167,25 @@ def ipv6_header(
 
 
 def udp_header(
-    family: int, src: bytes, dst: bytes, *, sport: int, dport: int, payload: bytes
+    family: int,
+    src: bytes,
+    dst: bytes,
+    *,
+    sport: int,
+    dport: int,
+    payload: bytes,
+    ipv4_checksum: bool = False,
 ) -> bytes:
     """A UDP header for ``payload``: checksum 0 over IPv4 (RFC 3948 §2.1 allows it for
-    ESP in UDP), the real one over IPv6, where zero is not allowed (RFC 8200 §8.1)."""
+    ESP in UDP) unless ``ipv4_checksum``, the real one over IPv6, where zero is not
+    allowed (RFC 8200 §8.1); a computed 0 is sent as 0xffff (RFC 768)."""
     length = UDP_HEADER + len(payload)
     if family == AF_INET:
-        return _UDP.pack(sport, dport, length, 0)
-    pseudo = src + dst + length.to_bytes(4, "big") + b"\0\0\0\x11"
+        if not ipv4_checksum:
+            return _UDP.pack(sport, dport, length, 0)
+        pseudo = src + dst + b"\0\x11" + length.to_bytes(2, "big")
+    else:
+        pseudo = src + dst + length.to_bytes(4, "big") + b"\0\0\0\x11"
     total = checksum(pseudo + _UDP.pack(sport, dport, length, 0) + payload)
     return _UDP.pack(sport, dport, length, total or 0xFFFF)
 
