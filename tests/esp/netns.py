@@ -43,6 +43,10 @@ PYTHON = sys.executable
 WAIT = 15.0
 """The longest any single step waits (a start, an exit, a transfer)."""
 ETH_P_ALL = 0x0003
+SO_RCVBUFFORCE = 33  # <asm-generic/socket.h> (root may pass rmem_max; Python has no name)
+SOL_PACKET = 263  # <linux/socket.h>
+PACKET_STATISTICS = 6  # <linux/if_packet.h>: struct tpacket_stats {tp_packets, tp_drops}
+CAPTURE_BUFFER = 64 << 20  # what a loaded 2-core machine needs not to drop a 1 MiB burst
 ETH_P_IP = 0x0800
 ETH_P_ARP = 0x0806
 ETH_P_IPV6 = 0x86DD
@@ -540,6 +544,7 @@ def tool_capture(args: argparse.Namespace) -> dict[str, object]:
         socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL)) as sock,
         PcapWriter(args.out, linktype=LINKTYPE_ETHERNET) as writer,
     ):
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, CAPTURE_BUFFER)
         sock.bind((args.iface, ETH_P_ALL))
         sock.settimeout(0.05)
         print("ready", flush=True)
@@ -556,7 +561,15 @@ def tool_capture(args: argparse.Namespace) -> dict[str, object]:
             while True:  # what arrived before the stop, still queued on the socket
                 writer.write_frame(sock.recv(65535))
                 count += 1
-    return {"frames": count}
+        _, drops = struct.unpack("II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+    Path(args.out + ".drops").write_text(str(drops))
+    return {"frames": count, "drops": drops}
+
+
+def capture_drops(path: Path) -> int:
+    """How many frames the kernel dropped from the capture into ``path`` (its buffer was
+    full): PACKET_STATISTICS' tp_drops, read when the capture stopped."""
+    return int(Path(str(path) + ".drops").read_text())
 
 
 def tool_udp_send(args: argparse.Namespace) -> dict[str, object]:

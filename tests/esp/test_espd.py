@@ -132,12 +132,13 @@ def test_the_link_carries_only_esp_and_the_espd_capture_matches_it(udp_tunnel):
     leaked = [i for i in range(0, MiB - 32, 4096) if data[i : i + 32] in blob]
     assert leaked == [], "plaintext of the transfer is on the link"
     # espd_a's record and the wire agree: every ESP packet on the wire is in it, as it
-    # recorded it, and (but for what an AF_PACKET capture drops on a loaded machine)
-    # every packet it recorded meanwhile is on the wire
+    # recorded it, and every packet it recorded meanwhile is on the wire, but for the
+    # frames the kernel says it dropped from the capture's (large) buffer
     on_wire = wire_records(wire)
     assert on_wire <= set(esp_records(t.pcap))
     missing = set(recorded) - on_wire
-    assert len(missing) <= len(recorded) // 20, f"{len(missing)} recorded packets not on the wire"
+    drops = netns.capture_drops(wire)
+    assert len(missing) <= drops, f"{len(missing)} recorded not on the wire, {drops} dropped"
     assert len(recorded) >= kinds.esp_udp - 5  # (the tail of an earlier test's traffic)
 
 
