@@ -49,10 +49,10 @@ from cryptoapi.pfkey import (
     SaType,
     SockAddr,
 )
-from cryptoapi.pfkey.client import PfkeyClient
+from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.probe import AlgorithmProbe
-from cryptoapi.pfkey.wire import Extension
+from cryptoapi.pfkey.wire.framing import Extension
 
 AUTH = 5  # hmac(sha256), RFC 4868: 256-bit key
 ENCRYPT = 12  # cbc(aes), RFC 3602

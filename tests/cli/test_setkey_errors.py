@@ -14,7 +14,7 @@ import pytest
 
 from cryptoapi.cli import main
 from cryptoapi.pfkey import KeyManager
-from cryptoapi.pfkey.client import MAX_MESSAGE
+from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
 from tests.pfkey.conftest import make_registry
 from tests.pfkey.keyd import WAIT, short_dir
 

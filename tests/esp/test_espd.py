@@ -27,7 +27,7 @@ import pytest
 
 from cryptoapi.esp.espd.sockets import EspSocket, Received
 from cryptoapi.pfkey import ExtType, Lifetime, Message, MsgType, PfkeyError, Sa, SaType, decode
-from cryptoapi.pfkey.client import PfkeyClient
+from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.setkey import DaemonTransport, apply, parse
 from tests.esp import netns
 from tests.esp.netns import Espd, Host, classify, read_pcap, transfer_bytes

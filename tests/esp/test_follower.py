@@ -31,8 +31,8 @@ from cryptoapi.pfkey import (
     SockAddr,
     decode,
 )
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.daemon import without_keys
+from cryptoapi.pfkey.daemon.client import PfkeyClient
+from cryptoapi.pfkey.daemon.server import without_keys
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.setkey import DaemonTransport, LocalTransport, apply, parse
 from tests.pfkey.keyd import WAIT, short_dir, start_keyd, stop

@@ -12,8 +12,8 @@ import threading
 import time
 
 from cryptoapi.pfkey import KeyManager
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.daemon import KeyDaemon
+from cryptoapi.pfkey.daemon.client import PfkeyClient
+from cryptoapi.pfkey.daemon.server import KeyDaemon
 from cryptoapi.pfkey.errors import PfkeyError
 
 WAIT = 20.0

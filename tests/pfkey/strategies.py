@@ -27,7 +27,7 @@ from cryptoapi.pfkey import (
     SpiRange,
     Supported,
 )
-from cryptoapi.pfkey.constants import SADB_MAX
+from cryptoapi.pfkey.wire.constants import SADB_MAX
 
 u8 = st.integers(0, 0xFF)
 u16 = st.integers(0, 0xFFFF)

@@ -6,7 +6,7 @@ import errno
 import pytest
 
 from cryptoapi.pfkey import Comb, Message, MsgType, Proposal, SaType, decode
-from cryptoapi.pfkey.acquires import ACQUIRE_EXPIRES, ACQUIRE_MAX
+from cryptoapi.pfkey.db.acquires import ACQUIRE_EXPIRES, ACQUIRE_MAX
 from cryptoapi.pfkey.errors import PfkeyError
 
 from .conftest import DST, SRC, address, getspi, header, only, refused

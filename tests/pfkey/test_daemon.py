@@ -25,11 +25,11 @@ from cryptoapi.pfkey import (
     SaType,
     decode,
 )
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.daemon import KeyDaemon, without_keys
+from cryptoapi.pfkey.daemon.client import PfkeyClient
+from cryptoapi.pfkey.daemon.server import KeyDaemon, without_keys
+from cryptoapi.pfkey.daemon.store import SA_COLUMNS, StateStore
+from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.sad import SecurityAssociation
-from cryptoapi.pfkey.store import SA_COLUMNS, StateStore
 
 from .conftest import address, getspi_message, lookup_message, make_registry, sa_message
 from .keyd import WAIT, daemon_thread, start_keyd, stop

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from cryptoapi.pfkey import ExtType, KeyManager, Message, MsgType, Sa, SaType, decode
-from cryptoapi.pfkey.client import PfkeyClient, fields
-from cryptoapi.pfkey.daemon import DUMP_PAUSE
+from cryptoapi.pfkey.daemon.client import PfkeyClient, fields
+from cryptoapi.pfkey.daemon.server import DUMP_PAUSE
 
 from .conftest import Clock, lookup_message, make_registry, sa_message
 from .keyd import WAIT, daemon_thread, short_dir, start_keyd, stop

@@ -109,7 +109,7 @@ def test_error_messages_never_contain_key_bytes(km):
     ):
         with pytest.raises(PfkeyError) as raised:
             from cryptoapi.pfkey.admit import admit
-            from cryptoapi.pfkey.message import scan
+            from cryptoapi.pfkey.wire.message import scan
 
             admit(scan(data), km.probe, 0.0)
         text = str(raised.value) + repr(raised.value)

@@ -23,9 +23,9 @@ from cryptoapi.pfkey import (
     decode,
     scan,
 )
-from cryptoapi.pfkey.constants import REPLAY_WINDOW_MAX, SADB_EXT_MAX
 from cryptoapi.pfkey.setkey import LocalTransport, SetkeyError, apply, parse
 from cryptoapi.pfkey.setkey.show import format_reply, sa_dict
+from cryptoapi.pfkey.wire.constants import REPLAY_WINDOW_MAX, SADB_EXT_MAX
 
 from .conftest import (
     AUTH_KEY,

@@ -38,7 +38,7 @@ from cryptoapi.pfkey import (
     Supported,
     decode,
 )
-from cryptoapi.pfkey.message import SPECS
+from cryptoapi.pfkey.wire.message import SPECS
 
 V4 = socket.inet_pton(socket.AF_INET, "192.0.2.1")
 V4B = socket.inet_pton(socket.AF_INET, "198.51.100.7")

@@ -16,7 +16,7 @@ from cryptoapi.pfkey import (
     decode,
     scan,
 )
-from cryptoapi.pfkey.x_extensions import SecCtx
+from cryptoapi.pfkey.wire.x_extensions import SecCtx
 
 from .conftest import sa_message
 

@@ -17,9 +17,9 @@ import time
 import pytest
 
 from cryptoapi.pfkey import ExtType, Key, KeyManager, Message, MsgType, Sa, decode
-from cryptoapi.pfkey.client import PfkeyClient
+from cryptoapi.pfkey.daemon.client import PfkeyClient
+from cryptoapi.pfkey.daemon.store import APPLICATION_ID, StateStore, TrackedDict
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.store import APPLICATION_ID, StateStore, TrackedDict
 
 from .conftest import lookup_message, make_registry, sa_message
 from .keyd import WAIT, keyd_command, start_keyd, stop

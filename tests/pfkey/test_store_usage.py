@@ -25,9 +25,9 @@ from cryptoapi.pfkey import (
     SaType,
     decode,
 )
-from cryptoapi.pfkey.daemon import KeyDaemon
-from cryptoapi.pfkey.store import StateStore
-from cryptoapi.pfkey.usage import USAGE_INTERVAL
+from cryptoapi.pfkey.daemon.server import KeyDaemon
+from cryptoapi.pfkey.daemon.store import StateStore
+from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL
 
 from .conftest import DST, lookup_message, make_registry, sa_message
 from .keyd import WAIT
@@ -172,7 +172,7 @@ def test_a_failing_write_at_close_is_logged_and_the_store_still_closes(state, cl
     store.commit()
     use(km, 0x1001, 10)
     store.db.execute("PRAGMA query_only = ON")  # every write fails from now on
-    with caplog.at_level(logging.WARNING, logger="cryptoapi.pfkey.store"):
+    with caplog.at_level(logging.WARNING, logger="cryptoapi.pfkey.daemon.store"):
         store.close()
     assert "usage counters not written" in caplog.text
     assert km.on_dying is None
@@ -185,7 +185,7 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from cryptoapi.pfkey import KeyManager, Message, MsgType, SaType
-    from cryptoapi.pfkey.store import StateStore
+    from cryptoapi.pfkey.daemon.store import StateStore
     from tests.pfkey.conftest import DST, Clock, make_registry, sa_message
 
     clock = Clock()

@@ -88,8 +88,8 @@ def _build(
     from cryptoapi.esp.espd import keyfile
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.notices import Notices
-    from cryptoapi.pfkey.constants import SaType
     from cryptoapi.pfkey.manager import KeyManager
+    from cryptoapi.pfkey.wire.constants import SaType
     from cryptoapi.registry.registry import Registry
 
     key_manager = KeyManager(Registry(args.selftests) if args.selftests else None)

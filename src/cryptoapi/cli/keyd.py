@@ -20,7 +20,7 @@ from typing import Any
 
 from cryptoapi.cli.logs import logging_to_stderr
 from cryptoapi.cli.options import add_selftests_option
-from cryptoapi.pfkey.daemon import KeyDaemon, serve
+from cryptoapi.pfkey.daemon.server import KeyDaemon, serve
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.registry.registry import Registry
 

@@ -24,10 +24,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from cryptoapi.errors import CryptoError, InvalidArgument
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.constants import MsgType
+from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.message import Message
 from cryptoapi.pfkey.setkey import (
     DaemonTransport,
     LocalTransport,
@@ -39,6 +37,8 @@ from cryptoapi.pfkey.setkey import (
 )
 from cryptoapi.pfkey.setkey.apply import Interrupted, Transport
 from cryptoapi.pfkey.setkey.show import format_reply, policy_dict, sa_dict
+from cryptoapi.pfkey.wire.constants import MsgType
+from cryptoapi.pfkey.wire.message import Message
 
 SHOWN = frozenset(("get", "getspi", "dump", "spddump"))
 """Statements whose replies are printed."""

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from cryptoapi import Registry
 from cryptoapi.errors import BadMessage
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.sad import SecurityAssociation
+from cryptoapi.pfkey.db.sad import SecurityAssociation
 
 CBC_NAME = "cbc(aes)"
 

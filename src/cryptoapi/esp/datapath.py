@@ -40,7 +40,10 @@ from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup, endpoints, sa_mode,
 from cryptoapi.esp.state import EspState
 from cryptoapi.esp.stats import format_stats, new_counters
 from cryptoapi.esp.tunnel import decapsulated_ecn, inner_protocol, outer_header
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.db.spd import SecurityPolicy
+from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.wire.constants import (
     IpsecDir,
     IpsecLevel,
     IpsecMode,
@@ -48,11 +51,8 @@ from cryptoapi.pfkey.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.extensions import Lifetime
-from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.policy import IpsecRequest
-from cryptoapi.pfkey.sad import SecurityAssociation
-from cryptoapi.pfkey.spd import SecurityPolicy
+from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.policy import IpsecRequest
 
 ACQUIRE_INTERVAL = 30.0
 """Seconds before another ACQUIRE for the same SA (Linux ``XFRM_ACQ_EXPIRES``)."""

@@ -16,10 +16,10 @@ Linux stores it) and reqid, MATURE before DYING, then the most recently added.
 from typing import NamedTuple
 
 from cryptoapi.esp.ip import Flow
-from cryptoapi.pfkey.constants import IpsecMode, SaState, SaType
-from cryptoapi.pfkey.policy import IpsecRequest
-from cryptoapi.pfkey.sad import SADatabase, SecurityAssociation
-from cryptoapi.pfkey.spd import SecurityPolicy, SPDatabase
+from cryptoapi.pfkey.db.sad import SADatabase, SecurityAssociation
+from cryptoapi.pfkey.db.spd import SecurityPolicy, SPDatabase
+from cryptoapi.pfkey.wire.constants import IpsecMode, SaState, SaType
+from cryptoapi.pfkey.wire.policy import IpsecRequest
 
 FLOW_CACHE = 4096
 """Flows remembered per direction before the cache starts over."""

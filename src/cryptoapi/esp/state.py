@@ -11,9 +11,9 @@ from cryptoapi import Registry
 from cryptoapi.esp.crypto import EspCrypto, for_sa
 from cryptoapi.esp.ip import address_sum
 from cryptoapi.esp.replay import ReplayWindow
-from cryptoapi.pfkey.constants import ExtType, IpsecMode, SaFlags
-from cryptoapi.pfkey.sad import SecurityAssociation
-from cryptoapi.pfkey.x_extensions import NatTPort, NatTType
+from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.wire.constants import ExtType, IpsecMode, SaFlags
+from cryptoapi.pfkey.wire.x_extensions import NatTPort, NatTType
 
 NO_LIMIT = float("inf")
 SEQ_MAX = (1 << 32) - 1

@@ -13,8 +13,13 @@ The key manager keeps SAs whose algorithms come from the crypto API's registry::
 """
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.daemon.client import PfkeyClient
+from cryptoapi.pfkey.daemon.server import KeyDaemon
+from cryptoapi.pfkey.db.sad import SADatabase, SecurityAssociation
+from cryptoapi.pfkey.db.spd import SecurityPolicy
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.wire.constants import (
     AuthAlg,
     EncryptAlg,
     ExtType,
@@ -28,9 +33,7 @@ from cryptoapi.pfkey.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.daemon import KeyDaemon
-from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import (
+from cryptoapi.pfkey.wire.extensions import (
     Address,
     Identity,
     Key,
@@ -39,14 +42,11 @@ from cryptoapi.pfkey.extensions import (
     Sensitivity,
     SpiRange,
 )
-from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.message import Message, decode, encode, scan
-from cryptoapi.pfkey.policy import IpsecRequest, Policy
-from cryptoapi.pfkey.proposal import AlgDesc, Comb, Proposal, Supported
-from cryptoapi.pfkey.sad import SADatabase, SecurityAssociation
-from cryptoapi.pfkey.sockaddr import SockAddr
-from cryptoapi.pfkey.spd import SecurityPolicy
-from cryptoapi.pfkey.x_extensions import (
+from cryptoapi.pfkey.wire.message import Message, decode, encode, scan
+from cryptoapi.pfkey.wire.policy import IpsecRequest, Policy
+from cryptoapi.pfkey.wire.proposal import AlgDesc, Comb, Proposal, Supported
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
+from cryptoapi.pfkey.wire.x_extensions import (
     Filter,
     KmAddress,
     KmPrivate,

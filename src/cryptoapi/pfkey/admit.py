@@ -28,8 +28,10 @@ window and flags, as it keeps its algorithms (see :mod:`~cryptoapi.pfkey.handler
 import struct
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.constants import (
-    E_MALFORMED,
+from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.probe import AlgorithmProbe, KeyBits
+from cryptoapi.pfkey.wire.constants import (
     E_NO_ALGORITHM,
     REPLAY_WINDOW_MAX,
     SADB_AALG_MAX,
@@ -40,12 +42,10 @@ from cryptoapi.pfkey.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import Lifetime
-from cryptoapi.pfkey.message import Scan
-from cryptoapi.pfkey.probe import AlgorithmProbe, KeyBits
-from cryptoapi.pfkey.sad import SecurityAssociation
-from cryptoapi.pfkey.x_extensions import SaReplay
+from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.framing import invalid
+from cryptoapi.pfkey.wire.message import Scan, addresses
+from cryptoapi.pfkey.wire.x_extensions import SaReplay
 
 _SA = struct.Struct("<4sBBBBI")
 _SA2 = struct.Struct("<BBHII")
@@ -80,31 +80,9 @@ _KEPT = frozenset(int(t) for t in KEPT)
 _LIFETIMES = frozenset((int(ExtType.LIFETIME_HARD), int(ExtType.LIFETIME_SOFT)))
 
 
-def fail(message: str) -> PfkeyError:
-    return PfkeyError(E_MALFORMED, message)
-
-
-def addresses(scan: Scan) -> tuple[bytes, bytes, bytes]:
-    """(source extension, destination extension, packed destination address): both present
-    and of one family (Linux ``present_and_same_family``), else EINVAL."""
-    spans = scan.spans
-    src = spans.get(_SRC)
-    dst = spans.get(_DST)
-    if src is None or dst is None:
-        raise fail("the message needs both ADDRESS_SRC and ADDRESS_DST")
-    data = scan.data
-    src_ext = data[src[0] : src[1]]
-    dst_ext = data[dst[0] : dst[1]]
-    if src_ext[8:10] != dst_ext[8:10]:
-        raise fail("ADDRESS_SRC and ADDRESS_DST are of different address families")
-    # sockaddr_in: address at 4..8; sockaddr_in6: at 8..24 (the family decides the size)
-    packed = dst_ext[12:16] if len(dst_ext) == 24 else dst_ext[16:32]
-    return src_ext, dst_ext, packed
-
-
 def sa_type(satype: int) -> None:
     if satype not in SA_TYPES:
-        raise fail(f"SA type {satype} is not AH ({SaType.AH}) or ESP ({SaType.ESP})")
+        raise invalid(f"SA type {satype} is not AH ({SaType.AH}) or ESP ({SaType.ESP})")
 
 
 def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
@@ -113,13 +91,13 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
     data = scan.data
     span = spans.get(_SA_EXT)
     if span is None:
-        raise fail("the message needs an SA extension")
+        raise invalid("the message needs an SA extension")
     src_ext, dst_ext, dst = addresses(scan)
     satype = scan.satype
     spi, replay, _, auth, encrypt, flags = _SA.unpack_from(data, span[0] + 4)
     spi = int.from_bytes(spi, "big")
     if spi == 0:
-        raise fail("SPI 0 is reserved (RFC 4303 §2.1)")
+        raise invalid("SPI 0 is reserved (RFC 4303 §2.1)")
     if flags & _ESN or _SA_REPLAY_EXT in spans:
         replay = replay_window(scan, replay, flags)
     auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(probe, satype, auth, encrypt)
@@ -130,7 +108,7 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
     if sa2 is not None:
         mode, _, _, _, reqid = _SA2.unpack_from(data, sa2[0] + 4)
         if mode > MAX_MODE:
-            raise fail(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+            raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
     extra = b""
     if not _KEPT.isdisjoint(spans):
         extra = b"".join(data[spans[t][0] : spans[t][1]] for t in spans if t in _KEPT)
@@ -171,9 +149,9 @@ def replay_window(scan: Scan, replay: int, flags: int) -> int:
     if isinstance(found, SaReplay):
         replay = found.replay
         if replay > REPLAY_WINDOW_MAX:
-            raise fail(f"replay window {replay} is above the maximum, {REPLAY_WINDOW_MAX}")
+            raise invalid(f"replay window {replay} is above the maximum, {REPLAY_WINDOW_MAX}")
     if flags & _ESN and not replay:
-        raise fail("extended sequence numbers (SaFlags.ESN) need a replay window")
+        raise invalid("extended sequence numbers (SaFlags.ESN) need a replay window")
     return replay
 
 
@@ -219,21 +197,21 @@ def lifetime(scan: Scan, exttype: int) -> Lifetime | None:
 
 def _algorithms(satype: int, auth: int, encrypt: int) -> tuple[AlgSpec | None, AlgSpec | None]:
     if auth > SADB_AALG_MAX or encrypt > SADB_EALG_MAX:
-        raise fail(f"algorithm numbers auth {auth} / encrypt {encrypt} are out of range")
+        raise invalid(f"algorithm numbers auth {auth} / encrypt {encrypt} are out of range")
     if satype == SaType.AH:
         if encrypt:
-            raise fail("an AH SA has no encryption algorithm")
+            raise invalid("an AH SA has no encryption algorithm")
         if not auth:
-            raise fail("an AH SA needs an authentication algorithm")
+            raise invalid("an AH SA needs an authentication algorithm")
     elif not encrypt:
-        raise fail("an ESP SA needs an encryption algorithm (NULL is 11)")
+        raise invalid("an ESP SA needs an encryption algorithm (NULL is 11)")
     auth_spec = _spec(AUTH, auth, "authentication") if auth else None
     encrypt_spec = _spec(ENCRYPT, encrypt, "encryption") if encrypt else None
     if encrypt_spec is not None:
         if encrypt_spec.aead and auth:
-            raise fail(f"{encrypt_spec.name} authenticates itself; sadb_sa_auth must be 0")
+            raise invalid(f"{encrypt_spec.name} authenticates itself; sadb_sa_auth must be 0")
         if encrypt_spec.is_null and (auth_spec is None or auth_spec.is_null):
-            raise fail("ESP with NULL encryption needs an authentication algorithm")
+            raise invalid("ESP with NULL encryption needs an authentication algorithm")
     return auth_spec, encrypt_spec
 
 
@@ -257,15 +235,15 @@ def _key(
         bits = 0
     if spec is None:
         if span is not None:
-            raise fail("a key is given for an algorithm the SA does not have")
+            raise invalid("a key is given for an algorithm the SA does not have")
         return 0, b""
     if spec.is_null:
         if bits:
-            raise fail(f"NULL {spec.kind} takes no key, not {bits} bits (RFC 2410)")
+            raise invalid(f"NULL {spec.kind} takes no key, not {bits} bits (RFC 2410)")
         return 0, b""
     if span is None:
-        raise fail(f"{spec.name} needs a key: the {spec.kind} key extension is missing")
+        raise invalid(f"{spec.name} needs a key: the {spec.kind} key extension is missing")
     if bits not in spec.key_bits:
         allowed = "/".join(str(b) for b in spec.key_bits)
-        raise fail(f"{spec.name} takes {allowed}-bit keys (RFC {spec.rfc}), not {bits}")
-    raise fail(f"the registry's {spec.name} does not take {bits}-bit keys")
+        raise invalid(f"{spec.name} takes {allowed}-bit keys (RFC {spec.rfc}), not {bits}")
+    raise invalid(f"the registry's {spec.name} does not take {bits}-bit keys")

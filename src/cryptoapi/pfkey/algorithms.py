@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from cryptoapi import AlgType
-from cryptoapi.pfkey.constants import AuthAlg, EncryptAlg
+from cryptoapi.pfkey.wire.constants import AuthAlg, EncryptAlg
 
 
 class Kind(StrEnum):

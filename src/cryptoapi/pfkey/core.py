@@ -5,12 +5,12 @@ its handlers and nothing imports back (the layers import downward only)."""
 import random
 from typing import Protocol
 
-from cryptoapi.pfkey.acquires import Acquires
-from cryptoapi.pfkey.expiry import Timers
-from cryptoapi.pfkey.extensions import Lifetime
+from cryptoapi.pfkey.db.acquires import Acquires
+from cryptoapi.pfkey.db.expiry import Timers
+from cryptoapi.pfkey.db.sad import SADatabase, SecurityAssociation
+from cryptoapi.pfkey.db.spd import SPDatabase
 from cryptoapi.pfkey.probe import AlgorithmProbe
-from cryptoapi.pfkey.sad import SADatabase, SecurityAssociation
-from cryptoapi.pfkey.spd import SPDatabase
+from cryptoapi.pfkey.wire.extensions import Lifetime
 
 
 class KeyManagerCore(Protocol):

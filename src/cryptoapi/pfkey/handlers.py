@@ -9,8 +9,11 @@ import hmac
 from dataclasses import replace
 
 from cryptoapi.pfkey import replies
-from cryptoapi.pfkey.admit import MAX_MODE, addresses, admit, fail, lifetime, sa_type
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.admit import MAX_MODE, admit, lifetime, sa_type
+from cryptoapi.pfkey.core import KeyManagerCore
+from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire.constants import (
     E_EMPTY,
     E_EXISTS,
     E_NOT_FOUND,
@@ -21,12 +24,10 @@ from cryptoapi.pfkey.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.core import KeyManagerCore
-from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import SpiRange
-from cryptoapi.pfkey.message import Scan
-from cryptoapi.pfkey.sad import SaKey, SecurityAssociation
-from cryptoapi.pfkey.x_extensions import Sa2
+from cryptoapi.pfkey.wire.extensions import SpiRange
+from cryptoapi.pfkey.wire.framing import invalid
+from cryptoapi.pfkey.wire.message import Scan, addresses
+from cryptoapi.pfkey.wire.x_extensions import Sa2
 
 ECHO_DROP = frozenset(int(t) for t in (ExtType.SA, ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT))
 """What an ADD or UPDATE reply leaves out of the echoed message (the SA is rebuilt)."""
@@ -38,7 +39,7 @@ def _lookup_key(scan: Scan) -> SaKey:
     sa_type(scan.satype)
     span = scan.spans.get(ExtType.SA)
     if span is None:
-        raise fail("the message needs an SA extension")
+        raise invalid("the message needs an SA extension")
     _, _, dst = addresses(scan)
     spi = int.from_bytes(scan.data[span[0] + 4 : span[0] + 8], "big")
     return (scan.satype, dst, spi)
@@ -61,11 +62,11 @@ def getspi(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     if isinstance(found, SpiRange):
         low, high = max(found.min_spi, 1), found.max_spi
         if low > high:
-            raise fail(f"SPI range {found.min_spi:#x}-{found.max_spi:#x} is empty")
+            raise invalid(f"SPI range {found.min_spi:#x}-{found.max_spi:#x} is empty")
     sa2 = scan.decode(ExtType.X_SA2)
     mode, reqid = (sa2.mode, sa2.reqid) if isinstance(sa2, Sa2) else (0, 0)
     if mode > MAX_MODE:
-        raise fail(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+        raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
     spi = _free_spi(km, scan.satype, dst, low, high)
     km.acquires.pop(scan.seq, None)
     sa = SecurityAssociation(
@@ -117,7 +118,7 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     old = _find(km, _lookup_key(scan))
     src_ext, _, _ = addresses(scan)
     if _ip(src_ext) != _ip(old.src_ext):
-        raise fail("UPDATE cannot change an SA's source address")
+        raise invalid("UPDATE cannot change an SA's source address")
     if old.state == SaState.LARVAL:
         if km.probe.reprobe:
             km.probe.reprobe_all()
@@ -145,7 +146,7 @@ def _relifed(km: KeyManagerCore, old: SecurityAssociation, scan: Scan) -> Securi
     span = scan.spans[ExtType.SA]
     auth, encrypt = scan.data[span[0] + 10], scan.data[span[0] + 11]
     if (auth, encrypt) != (old.auth, old.encrypt):
-        raise fail("UPDATE of a MATURE SA cannot change its algorithms (RFC 2367 §3.1.2)")
+        raise invalid("UPDATE of a MATURE SA cannot change its algorithms (RFC 2367 §3.1.2)")
     for exttype, key in ((ExtType.KEY_AUTH, old.auth_key), (ExtType.KEY_ENCRYPT, old.encrypt_key)):
         given = scan.spans.get(exttype)
         if given is not None:
@@ -153,7 +154,7 @@ def _relifed(km: KeyManagerCore, old: SecurityAssociation, scan: Scan) -> Securi
             bits = scan.data[start + 4] | scan.data[start + 5] << 8
             material = scan.data[start + 8 : start + 8 + (bits + 7) // 8]
             if not hmac.compare_digest(material, key):
-                raise fail("UPDATE of a MATURE SA cannot change its keys (RFC 2367 §3.1.2)")
+                raise invalid("UPDATE of a MATURE SA cannot change its keys (RFC 2367 §3.1.2)")
     hard = lifetime(scan, ExtType.LIFETIME_HARD)
     soft = lifetime(scan, ExtType.LIFETIME_SOFT)
     return replace(
@@ -228,7 +229,7 @@ def reported_expire(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     if hard is not None:
         return km.expire(sa, hard)
     if lifetime(scan, ExtType.LIFETIME_SOFT) is None:
-        raise fail("an EXPIRE needs a hard or soft lifetime")
+        raise invalid("an EXPIRE needs a hard or soft lifetime")
     return km.soft_expire(sa)
 
 

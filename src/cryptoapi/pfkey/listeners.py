@@ -17,19 +17,20 @@ a request beyond that is refused with EAGAIN.
 """
 
 from cryptoapi.pfkey import replies
-from cryptoapi.pfkey.admit import addresses, fail, sa_type
+from cryptoapi.pfkey.admit import sa_type
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.core import KeyManagerCore
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire.constants import (
     E_NOT_FOUND,
     SADB_SATYPE_MAX,
     ExtType,
     MsgType,
     SaType,
 )
-from cryptoapi.pfkey.core import KeyManagerCore
-from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.message import HEADER_LEN, Scan
-from cryptoapi.pfkey.proposal import AlgDesc, Comb, Proposal, Supported
+from cryptoapi.pfkey.wire.framing import invalid
+from cryptoapi.pfkey.wire.message import HEADER_LEN, Scan, addresses
+from cryptoapi.pfkey.wire.proposal import AlgDesc, Comb, Proposal, Supported
 
 # Lifetimes Linux proposes in an ACQUIRE (af_key.c dump_esp_combs), in seconds.
 HARD_ADDTIME = 8 * 60 * 60
@@ -69,7 +70,7 @@ def register(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.7: listen for ACQUIRE and EXPIRE of the SA type; reply with what is supported.
     UNSPEC only asks what is supported (Linux); a type above the SADB maximum is EINVAL."""
     if scan.satype > SADB_SATYPE_MAX:
-        raise fail(f"SA type {scan.satype} is above the maximum {int(SADB_SATYPE_MAX)}")
+        raise invalid(f"SA type {scan.satype} is above the maximum {int(SADB_SATYPE_MAX)}")
     body = supported(km, scan.satype)
     if scan.satype != SaType.UNSPEC:
         km.registered.add(scan.satype)
@@ -118,7 +119,7 @@ def acquire(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     sa_type(scan.satype)
     src_ext, dst_ext, _ = addresses(scan)
     if ExtType.PROPOSAL not in scan.spans:
-        raise fail("an ACQUIRE needs a PROPOSAL extension")
+        raise invalid("an ACQUIRE needs a PROPOSAL extension")
     if scan.satype not in km.registered:
         raise PfkeyError(E_NOT_FOUND, f"no key manager listens for SA type {scan.satype}")
     km.acquires.add(scan.seq, scan.satype, src_ext, dst_ext, now)

@@ -31,16 +31,16 @@ from collections.abc import Callable
 import cryptoapi
 from cryptoapi import Registry
 from cryptoapi.pfkey import handlers, listeners, replies, spd_handlers
-from cryptoapi.pfkey.acquires import Acquires
-from cryptoapi.pfkey.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
+from cryptoapi.pfkey.db.acquires import Acquires
+from cryptoapi.pfkey.db.expiry import HARD, LARVAL, SOFT, Timers, over
+from cryptoapi.pfkey.db.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
+from cryptoapi.pfkey.db.spd import SPDatabase
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.expiry import HARD, LARVAL, SOFT, Timers, over
-from cryptoapi.pfkey.extensions import Address, Lifetime
-from cryptoapi.pfkey.message import Buffer, Message, Scan, scan
 from cryptoapi.pfkey.probe import AlgorithmProbe
-from cryptoapi.pfkey.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
-from cryptoapi.pfkey.sockaddr import SockAddr
-from cryptoapi.pfkey.spd import SPDatabase
+from cryptoapi.pfkey.wire.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
+from cryptoapi.pfkey.wire.extensions import Address, Lifetime
+from cryptoapi.pfkey.wire.message import Buffer, Message, Scan, scan
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
 
 Handler = Callable[["KeyManager", Scan, float], list[bytes]]
 DumpHandler = Callable[["KeyManager", Scan], replies.Dump]

@@ -15,11 +15,11 @@ of a DUMP are a :class:`Dump`, each built when it is taken.
 import struct
 from collections.abc import Callable, Sequence
 
-from cryptoapi.pfkey.constants import PF_KEY_V2, SADB_SA_REPLAY_MAX, ExtType, MsgType
-from cryptoapi.pfkey.extensions import Lifetime
-from cryptoapi.pfkey.message import HEADER, Scan
-from cryptoapi.pfkey.sad import SecurityAssociation
-from cryptoapi.pfkey.x_extensions import SaReplay
+from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.wire.constants import PF_KEY_V2, SADB_SA_REPLAY_MAX, ExtType, MsgType
+from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.message import HEADER, Scan
+from cryptoapi.pfkey.wire.x_extensions import SaReplay
 
 _SA = struct.Struct("<HH4sBBBBI")
 _LIFETIME = struct.Struct("<HHIQQQ")

@@ -15,11 +15,11 @@ Validation comes first: a refused message leaves the SPD as it was.
 from collections.abc import Callable
 
 from cryptoapi.pfkey import replies
-from cryptoapi.pfkey.constants import E_EMPTY, E_EXISTS, MsgType
 from cryptoapi.pfkey.core import KeyManagerCore
+from cryptoapi.pfkey.db.spd import SecurityPolicy, admit_policy, index_dir, policy_of
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.message import Scan
-from cryptoapi.pfkey.spd import SecurityPolicy, admit_policy, index_dir, policy_of
+from cryptoapi.pfkey.wire.constants import E_EMPTY, E_EXISTS, MsgType
+from cryptoapi.pfkey.wire.message import Scan
 
 
 def _reply(policy: SecurityPolicy, scan: Scan) -> list[bytes]:

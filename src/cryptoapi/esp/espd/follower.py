@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable
 
 from cryptoapi.esp.espd.mirror import Mirror
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.constants import MsgType, SaType
+from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.message import Message
+from cryptoapi.pfkey.wire.constants import MsgType, SaType
+from cryptoapi.pfkey.wire.message import Message
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ espd's data path reads SAs and policies from a :class:`KeyManager` in its own pr
 manager validates, probes the algorithms and keeps its own timers).
 
 How key material arrives. keyd's broadcasts (ADD, UPDATE, ...; see
-:mod:`cryptoapi.pfkey.daemon`) carry no keys, but keyd answers its owner's GET and DUMP with
+:mod:`cryptoapi.pfkey.daemon.server`) carry no keys, but keyd answers its owner's GET and DUMP with
 the whole SA, keys included (:mod:`cryptoapi.pfkey.handlers`). So:
 
 - the initial DUMP is installed as it is (an entry that came without keys, as from a keyd
@@ -35,13 +35,13 @@ import os
 from collections import Counter
 from dataclasses import replace
 
-from cryptoapi.pfkey.constants import E_EXISTS, ExtType, MsgType, SaState, SaType
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import Address, Key, Lifetime, Sa
 from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.message import Message, decode
-from cryptoapi.pfkey.policy import Policy
-from cryptoapi.pfkey.wire import Extension
+from cryptoapi.pfkey.wire.constants import E_EXISTS, ExtType, MsgType, SaState, SaType
+from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, Sa
+from cryptoapi.pfkey.wire.framing import Extension
+from cryptoapi.pfkey.wire.message import Message, decode
+from cryptoapi.pfkey.wire.policy import Policy
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
-from cryptoapi.pfkey.constants import MsgType
+from cryptoapi.pfkey.wire.constants import MsgType
 
 log = logging.getLogger(__name__)
 

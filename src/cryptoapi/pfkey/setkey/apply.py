@@ -18,13 +18,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cryptoapi.pfkey.client import PfkeyClient
-from cryptoapi.pfkey.constants import ExtType, MsgType
+from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import Address, Sa
 from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.message import Message, decode
 from cryptoapi.pfkey.setkey.parser import Statement
+from cryptoapi.pfkey.wire.constants import ExtType, MsgType
+from cryptoapi.pfkey.wire.extensions import Address, Sa
+from cryptoapi.pfkey.wire.message import Message, decode
 
 NOTIFICATIONS = frozenset((int(MsgType.EXPIRE), int(MsgType.ACQUIRE)))
 LISTINGS = frozenset((int(MsgType.DUMP), int(MsgType.X_SPDDUMP)))

@@ -9,7 +9,7 @@ setkey knows more algorithms than the crypto API offers for ESP/AH; those are na
 
 import socket
 
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.wire.constants import (
     IPPROTO_AH,
     IPPROTO_COMP,
     IPPROTO_ESP,

@@ -17,7 +17,10 @@ material, and the options' repr hides the keys.
 from dataclasses import dataclass, field
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.setkey import names
+from cryptoapi.pfkey.setkey.reader import Reader
+from cryptoapi.pfkey.setkey.tokens import Kind, SetkeyError, Token, quote
+from cryptoapi.pfkey.wire.constants import (
     AF_INET,
     REPLAY_WINDOW_MAX,
     ExtType,
@@ -25,12 +28,9 @@ from cryptoapi.pfkey.constants import (
     SaFlags,
     SaType,
 )
-from cryptoapi.pfkey.extensions import Key, Lifetime
-from cryptoapi.pfkey.setkey import names
-from cryptoapi.pfkey.setkey.reader import Reader
-from cryptoapi.pfkey.setkey.tokens import Kind, SetkeyError, Token, quote
-from cryptoapi.pfkey.sockaddr import SockAddr
-from cryptoapi.pfkey.x_extensions import SecCtx
+from cryptoapi.pfkey.wire.extensions import Key, Lifetime
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
+from cryptoapi.pfkey.wire.x_extensions import SecCtx
 
 U32 = 0xFFFFFFFF
 U64 = 0xFFFFFFFFFFFFFFFF

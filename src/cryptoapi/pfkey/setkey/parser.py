@@ -27,18 +27,18 @@ The whole input is read before anything is sent: the first problem raises
 import os
 from dataclasses import dataclass
 
-from cryptoapi.pfkey.constants import IPSEC_PROTO_ANY as ANY
-from cryptoapi.pfkey.constants import SADB_SA_REPLAY_MAX, ExtType, MsgType
-from cryptoapi.pfkey.extensions import Address, Sa, SpiRange
-from cryptoapi.pfkey.message import Message
 from cryptoapi.pfkey.setkey import names
 from cryptoapi.pfkey.setkey.options import SaOptions, full_prefix, read_options
 from cryptoapi.pfkey.setkey.reader import Reader
 from cryptoapi.pfkey.setkey.spdstatement import spd_statement
 from cryptoapi.pfkey.setkey.tokens import Kind, Position, SetkeyError, Token, quote, tokenize
-from cryptoapi.pfkey.sockaddr import SockAddr
-from cryptoapi.pfkey.wire import Extension
-from cryptoapi.pfkey.x_extensions import NatTPort, NatTType, Sa2, SaReplay
+from cryptoapi.pfkey.wire.constants import IPSEC_PROTO_ANY as ANY
+from cryptoapi.pfkey.wire.constants import SADB_SA_REPLAY_MAX, ExtType, MsgType
+from cryptoapi.pfkey.wire.extensions import Address, Sa, SpiRange
+from cryptoapi.pfkey.wire.framing import Extension
+from cryptoapi.pfkey.wire.message import Message
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
+from cryptoapi.pfkey.wire.x_extensions import NatTPort, NatTType, Sa2, SaReplay
 
 
 @dataclass(frozen=True, slots=True)

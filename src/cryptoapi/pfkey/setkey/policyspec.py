@@ -13,12 +13,12 @@ added with ``-u N``, 1..32767). Errors point at the offending word.
 
 import re
 
-from cryptoapi.pfkey.constants import IpsecLevel, IpsecMode, PolicyType
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.policy import IpsecRequest, Policy
 from cryptoapi.pfkey.setkey import names
 from cryptoapi.pfkey.setkey.tokens import Position, SetkeyError, quote
-from cryptoapi.pfkey.sockaddr import SockAddr
+from cryptoapi.pfkey.wire.constants import IpsecLevel, IpsecMode, PolicyType
+from cryptoapi.pfkey.wire.policy import IpsecRequest, Policy
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
 
 _WORD = re.compile(r"\S+")
 _PRIORITY = re.compile(r"(low|def|high)?([+-]?)(\d*)")

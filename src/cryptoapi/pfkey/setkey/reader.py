@@ -4,11 +4,11 @@
 Every ``expected ...`` error names the position of the token found instead.
 """
 
-from cryptoapi.pfkey.constants import AF_INET, AF_INET6
 from cryptoapi.pfkey.setkey import names
 from cryptoapi.pfkey.setkey.policyspec import address
 from cryptoapi.pfkey.setkey.tokens import Kind, Position, SetkeyError, Token, quote
-from cryptoapi.pfkey.sockaddr import MAX_PREFIXLEN, SockAddr
+from cryptoapi.pfkey.wire.constants import AF_INET, AF_INET6
+from cryptoapi.pfkey.wire.sockaddr import MAX_PREFIXLEN, SockAddr
 
 FAMILY_FLAGS = {"4": AF_INET, "6": AF_INET6, "n": None}
 

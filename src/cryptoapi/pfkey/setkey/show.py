@@ -13,12 +13,12 @@ only, ESN (``0x00000400``) too, as both ipsec-tools' and FreeBSD's ``pfkey_sadum
 import time
 from typing import Any
 
-from cryptoapi.pfkey.constants import IPSEC_PROTO_ANY, ExtType, IpsecLevel, MsgType, SaType
-from cryptoapi.pfkey.extensions import Address, Key, Lifetime, Sa
-from cryptoapi.pfkey.message import Message
-from cryptoapi.pfkey.policy import IpsecRequest, Policy
 from cryptoapi.pfkey.setkey import names
-from cryptoapi.pfkey.x_extensions import NatTType, Sa2, SaReplay
+from cryptoapi.pfkey.wire.constants import IPSEC_PROTO_ANY, ExtType, IpsecLevel, MsgType, SaType
+from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, Sa
+from cryptoapi.pfkey.wire.message import Message
+from cryptoapi.pfkey.wire.policy import IpsecRequest, Policy
+from cryptoapi.pfkey.wire.x_extensions import NatTType, Sa2, SaReplay
 
 STATES = ("larval", "mature", "dying", "dead")
 MODES = ("any", "transport", "tunnel", "beet")

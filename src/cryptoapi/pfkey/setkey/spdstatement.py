@@ -9,16 +9,16 @@ the selector's ports as setkey puts them. The message is ``<base, policy, addres
 (sec_ctx)>`` as setkey sends it, both addresses carrying the upper-layer protocol.
 """
 
-from cryptoapi.pfkey.constants import ExtType, MsgType
-from cryptoapi.pfkey.extensions import Address
-from cryptoapi.pfkey.message import Message
 from cryptoapi.pfkey.setkey import names
 from cryptoapi.pfkey.setkey.options import read_ctx
 from cryptoapi.pfkey.setkey.policyspec import parse_policy
 from cryptoapi.pfkey.setkey.reader import Reader
 from cryptoapi.pfkey.setkey.tokens import Kind, SetkeyError, Token, quote
-from cryptoapi.pfkey.sockaddr import SockAddr
-from cryptoapi.pfkey.wire import Extension
+from cryptoapi.pfkey.wire.constants import ExtType, MsgType
+from cryptoapi.pfkey.wire.extensions import Address
+from cryptoapi.pfkey.wire.framing import Extension
+from cryptoapi.pfkey.wire.message import Message
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
 
 
 def spd_statement(reader: Reader, type_: int) -> Message:

@@ -12,9 +12,9 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
-from cryptoapi.pfkey.constants import ExtType, SaState
-from cryptoapi.pfkey.sockaddr import MAX_PREFIXLEN, SOCKADDR_LEN, SockAddr, decode_sockaddr
-from cryptoapi.pfkey.wire import ExtSpec, check_type, malformed, padded, wrap
+from cryptoapi.pfkey.wire.constants import ExtType, SaState
+from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, malformed, padded, wrap
+from cryptoapi.pfkey.wire.sockaddr import MAX_PREFIXLEN, SOCKADDR_LEN, SockAddr, decode_sockaddr
 
 _SA = struct.Struct("<4sBBBBI")
 _LIFETIME = struct.Struct("<IQQQ")

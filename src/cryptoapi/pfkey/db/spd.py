@@ -19,8 +19,8 @@ import errno
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from cryptoapi.pfkey.admit import addresses, fail
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire.constants import (
     IPPROTO_AH,
     IPPROTO_COMP,
     IPPROTO_ESP,
@@ -31,13 +31,12 @@ from cryptoapi.pfkey.constants import (
     IpsecMode,
     PolicyType,
 )
-from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import Address, Lifetime
-from cryptoapi.pfkey.message import Message, Scan
-from cryptoapi.pfkey.policy import IpsecRequest, Policy
-from cryptoapi.pfkey.sockaddr import SockAddr
-from cryptoapi.pfkey.wire import Extension
-from cryptoapi.pfkey.x_extensions import SecCtx
+from cryptoapi.pfkey.wire.extensions import Address, Lifetime
+from cryptoapi.pfkey.wire.framing import Extension, invalid
+from cryptoapi.pfkey.wire.message import Message, Scan, addresses
+from cryptoapi.pfkey.wire.policy import IpsecRequest, Policy
+from cryptoapi.pfkey.wire.sockaddr import SockAddr
+from cryptoapi.pfkey.wire.x_extensions import SecCtx
 
 MAX_DEPTH = 6
 """At most this many IPsec requests (transforms) per policy (Linux ``XFRM_MAX_DEPTH``)."""
@@ -124,14 +123,14 @@ def policy_of(scan: Scan) -> Policy:
     """The ``sadb_x_policy`` of a message (EINVAL without one)."""
     found = scan.decode(ExtType.X_POLICY)
     if not isinstance(found, Policy):
-        raise fail("the message needs an X_POLICY extension")
+        raise invalid("the message needs an X_POLICY extension")
     return found
 
 
 def direction(policy: Policy) -> int:
     """The policy's direction, if it is in, out or fwd (else EINVAL)."""
     if policy.dir not in DIRECTIONS:
-        raise fail(f"policy direction {policy.dir} is not in (1), out (2) or fwd (3)")
+        raise invalid(f"policy direction {policy.dir} is not in (1), out (2) or fwd (3)")
     return policy.dir
 
 
@@ -140,7 +139,7 @@ def admit_policy(scan: Scan, now: float) -> SecurityPolicy:
     addresses(scan)  # both present, one family (EINVAL otherwise)
     policy = policy_of(scan)
     if policy.type > PolicyType.IPSEC:
-        raise fail(f"policy type {policy.type} is not discard, none or ipsec")
+        raise invalid(f"policy type {policy.type} is not discard, none or ipsec")
     direction(policy)
     requests = policy.requests if policy.type == PolicyType.IPSEC else ()
     if len(requests) > MAX_DEPTH:
@@ -163,11 +162,11 @@ def admit_policy(scan: Scan, now: float) -> SecurityPolicy:
 
 def _check_request(request: IpsecRequest) -> None:
     if request.proto not in REQUEST_PROTOCOLS:
-        raise fail(f"IPsec request protocol {request.proto} is not AH, ESP or IPComp")
+        raise invalid(f"IPsec request protocol {request.proto} is not AH, ESP or IPComp")
     if request.mode not in REQUEST_MODES:
-        raise fail(f"IPsec request mode {request.mode} is not transport, tunnel or BEET")
+        raise invalid(f"IPsec request mode {request.mode} is not transport, tunnel or BEET")
     if request.level > IpsecLevel.UNIQUE:
-        raise fail(f"IPsec request level {request.level} is not default/use/require/unique")
+        raise invalid(f"IPsec request level {request.level} is not default/use/require/unique")
 
 
 def index_dir(index: int) -> int:
@@ -175,7 +174,7 @@ def index_dir(index: int) -> int:
     if it encodes none."""
     low = index & 7
     if low > 2:
-        raise fail(f"policy id {index:#x} names no direction")
+        raise invalid(f"policy id {index:#x} names no direction")
     return low + 1
 
 

@@ -10,9 +10,9 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
-from cryptoapi.pfkey.constants import ExtType, IpsecDir, IpsecLevel, IpsecMode, PolicyType
-from cryptoapi.pfkey.sockaddr import SockAddr, decode_sockaddr
-from cryptoapi.pfkey.wire import ExtSpec, malformed, padded, wrap
+from cryptoapi.pfkey.wire.constants import ExtType, IpsecDir, IpsecLevel, IpsecMode, PolicyType
+from cryptoapi.pfkey.wire.framing import ExtSpec, malformed, padded, wrap
+from cryptoapi.pfkey.wire.sockaddr import SockAddr, decode_sockaddr
 
 _POLICY = struct.Struct("<HBBII")
 _REQUEST = struct.Struct("<HHBBHII")

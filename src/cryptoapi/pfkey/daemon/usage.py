@@ -2,7 +2,7 @@
 
 The data path counts on the SA record itself (``nbytes``, ``allocations``, the first use in
 ``used``) and the key manager makes an SA DYING in place at its soft limit; no message
-carries either, so the store's :class:`~cryptoapi.pfkey.store.TrackedDict` sees neither.
+carries either, so the store's :class:`~cryptoapi.pfkey.daemon.store.TrackedDict` sees neither.
 :class:`UsageWriter` picks the SAs whose usage row to write, and when:
 
 - at a soft expiry: the key manager calls :meth:`UsageWriter.dying` (its ``on_dying``
@@ -15,7 +15,7 @@ carries either, so the store's :class:`~cryptoapi.pfkey.store.TrackedDict` sees 
   :meth:`UsageWriter.wait` tells an event loop when that falls due, so an idle daemon
   wakes once to write, then sleeps (the interval is armed only by a commit, and every
   change happens in a round that commits);
-- at shutdown (``force``): :meth:`~cryptoapi.pfkey.store.StateStore.close` writes every SA
+- at shutdown (``force``): :meth:`~cryptoapi.pfkey.daemon.store.StateStore.close` writes every SA
   whose usage moved.
 
 Nothing is written per packet. SAs with a pending change are skipped: their whole row is
@@ -24,7 +24,7 @@ written by the same commit.
 
 from collections.abc import Callable, Iterable, Mapping
 
-from cryptoapi.pfkey.sad import SaKey, SecurityAssociation
+from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 
 USAGE_INTERVAL = 5.0
 """Seconds between writes of usage counters (at most): what a ``kill -9`` can lose."""

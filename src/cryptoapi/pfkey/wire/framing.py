@@ -9,8 +9,8 @@ import struct
 from collections.abc import Callable
 from typing import Protocol
 
-from cryptoapi.pfkey.constants import E_MALFORMED, ExtType
 from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire.constants import E_MALFORMED, ExtType
 
 EXT_HEADER = struct.Struct("<HH")
 ALIGN = 8
@@ -28,7 +28,7 @@ class Extension(Protocol):
 Decoder = Callable[[bytes, int, int, int], Extension]
 """``decode(data, start, end, exttype)``: the extension occupying ``data[start:end]``.
 
-Decoders trust their input: :func:`~cryptoapi.pfkey.message.scan` has validated it."""
+Decoders trust their input: :func:`~cryptoapi.pfkey.wire.message.scan` has validated it."""
 
 Checker = Callable[[bytes, int, int, int], object]
 """``check(data, start, end, exttype)``: raise EINVAL if the extension is malformed beyond
@@ -58,6 +58,11 @@ def ext_name(exttype: int) -> str:
         return ExtType(exttype).name
     except ValueError:
         return str(exttype)
+
+
+def invalid(problem: str) -> PfkeyError:
+    """The EINVAL error for a message that breaks a rule (RFC 2367, or Linux's checks)."""
+    return PfkeyError(E_MALFORMED, problem)
 
 
 def malformed(exttype: int, problem: str) -> PfkeyError:

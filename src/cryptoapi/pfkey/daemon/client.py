@@ -20,9 +20,9 @@ import os
 import socket
 from types import TracebackType
 
-from cryptoapi.pfkey.constants import MsgType
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.message import HEADER, HEADER_LEN, Message
+from cryptoapi.pfkey.wire.constants import MsgType
+from cryptoapi.pfkey.wire.message import HEADER, HEADER_LEN, Message
 
 MAX_MESSAGE = 0xFFFF * 8
 """The longest PF_KEY message: ``sadb_msg_len`` is 16 bits counting 64-bit words."""

@@ -12,11 +12,11 @@ an SA builds one object, not one per extension. The typed views decode on demand
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from cryptoapi.pfkey.constants import SaState
-from cryptoapi.pfkey.extensions import Address, Key, Lifetime
-from cryptoapi.pfkey.message import SPECS
-from cryptoapi.pfkey.sockaddr import IPAddress, SockAddr, to_packed
-from cryptoapi.pfkey.wire import EXT_HEADER, Extension
+from cryptoapi.pfkey.wire.constants import SaState
+from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime
+from cryptoapi.pfkey.wire.framing import EXT_HEADER, Extension
+from cryptoapi.pfkey.wire.message import SPECS
+from cryptoapi.pfkey.wire.sockaddr import IPAddress, SockAddr, to_packed
 
 SaKey = tuple[int, bytes, int]
 """(satype, packed destination address, SPI)."""

@@ -13,7 +13,7 @@ it inserts or removes. A commit writes the current state of just those.
 
 Usage (bytes, allocations, first use) and the DYING state change in place, from the data
 path and the lifetimes, so they are written on their own schedule
-(:mod:`~cryptoapi.pfkey.usage`), into the same ``sas`` rows: the SAs that went DYING at the
+(:mod:`~cryptoapi.pfkey.daemon.usage`), into the same ``sas`` rows: the SAs that went DYING at the
 next commit (in the daemon, before their EXPIRE is sent), the SAs whose counters moved at
 most every ``usage_interval`` seconds (5; :meth:`StateStore.usage_wait` tells the daemon
 when), and all of them at :meth:`StateStore.close`; never per packet. On restore they come
@@ -71,14 +71,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from cryptoapi.pfkey.constants import ExtType, MsgType, SaState
+from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL, UsageWriter
+from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
+from cryptoapi.pfkey.db.spd import admit_policy
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import Lifetime
-from cryptoapi.pfkey.message import scan
-from cryptoapi.pfkey.policy import Policy
-from cryptoapi.pfkey.sad import SaKey, SecurityAssociation
-from cryptoapi.pfkey.spd import admit_policy
-from cryptoapi.pfkey.usage import USAGE_INTERVAL, UsageWriter
+from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaState
+from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.message import scan
+from cryptoapi.pfkey.wire.policy import Policy
 
 if TYPE_CHECKING:
     from cryptoapi.pfkey.manager import KeyManager

@@ -15,8 +15,8 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
-from cryptoapi.pfkey.extensions import Lifetime
-from cryptoapi.pfkey.sad import SecurityAssociation
+from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.wire.extensions import Lifetime
 
 SOFT = 0
 HARD = 1

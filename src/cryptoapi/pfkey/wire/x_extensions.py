@@ -10,9 +10,9 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
-from cryptoapi.pfkey.constants import ExtType, IpsecMode
-from cryptoapi.pfkey.sockaddr import SockAddr, decode_sockaddr
-from cryptoapi.pfkey.wire import ExtSpec, check_type, malformed, padded, wrap
+from cryptoapi.pfkey.wire.constants import ExtType, IpsecMode
+from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, malformed, padded, wrap
+from cryptoapi.pfkey.wire.sockaddr import SockAddr, decode_sockaddr
 
 _SA2 = struct.Struct("<BBHII")
 _NAT_T_TYPE = struct.Struct("<B3x")
@@ -132,7 +132,7 @@ class SaReplay:
     """``sadb_x_sa_replay`` (FreeBSD): ``u16 len`` (1), ``u16 exttype``, ``u32 replay``, the
     replay window in packets. It states a window ``sadb_sa_replay`` (8 bits) cannot: on
     ADD/UPDATE it overrides ``sadb_sa_replay``; GET and DUMP carry it for windows above
-    255 (see :attr:`~cryptoapi.pfkey.constants.ExtType.SA_REPLAY` for its number)."""
+    255 (see :attr:`~cryptoapi.pfkey.wire.constants.ExtType.SA_REPLAY` for its number)."""
 
     exttype: ClassVar[int] = ExtType.SA_REPLAY
     replay: int

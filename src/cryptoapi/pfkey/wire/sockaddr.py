@@ -12,8 +12,8 @@ import ipaddress
 import struct
 from dataclasses import dataclass
 
-from cryptoapi.pfkey.constants import AF_INET, AF_INET6, E_MALFORMED
 from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire.constants import AF_INET, AF_INET6, E_MALFORMED
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -32,14 +32,14 @@ A client is not read while its dump lasts, so its replies keep the order of its 
 (Linux interleaves them instead, and answers a second DUMP with EBUSY).
 
 An empty datagram (a 0-byte read while the peer's side is open:
-:func:`~cryptoapi.pfkey.unixsocket.peer_shut_down`) is not the end of file. Linux fails a
+:func:`~cryptoapi.pfkey.daemon.unixsocket.peer_shut_down`) is not the end of file. Linux fails a
 sendmsg shorter than ``sadb_msg`` with EMSGSIZE and keeps the socket; here it is answered as
 any datagram shorter than ``sadb_msg`` is: with a header of zeros (there is none to echo)
 carrying EMSGSIZE, and the client keeps its connection, registration and queued replies.
 
 When ``accept`` fails for want of resources (EMFILE, ENFILE, ENOBUFS, ENOMEM) the daemon
 leaves the listening socket out of the poll for a while (0.1 s, doubling up to 1 s while it
-keeps failing: :class:`~cryptoapi.pfkey.unixsocket.Acceptor`, which logs the episode once)
+keeps failing: :class:`~cryptoapi.pfkey.daemon.unixsocket.Acceptor`, which logs the episode once)
 and serves the connected clients meanwhile.
 """
 
@@ -55,13 +55,14 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from cryptoapi.pfkey import replies, unixsocket
-from cryptoapi.pfkey.client import MAX_MESSAGE
-from cryptoapi.pfkey.constants import ExtType, MsgType
+from cryptoapi.pfkey import replies
+from cryptoapi.pfkey.daemon import unixsocket
+from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
+from cryptoapi.pfkey.daemon.store import StateStore
 from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.message import scan
 from cryptoapi.pfkey.replies import Dump
-from cryptoapi.pfkey.store import StateStore
+from cryptoapi.pfkey.wire.constants import ExtType, MsgType
+from cryptoapi.pfkey.wire.message import scan
 
 MAX_BATCH = 256
 """Messages read from one client per round before the others get their turn."""

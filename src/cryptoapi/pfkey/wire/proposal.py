@@ -8,8 +8,8 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
-from cryptoapi.pfkey.constants import ExtType
-from cryptoapi.pfkey.wire import ExtSpec, check_type, malformed, wrap
+from cryptoapi.pfkey.wire.constants import ExtType
+from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, malformed, wrap
 
 _PROP = struct.Struct("<B3x")
 _COMB = struct.Struct("<BBHHHHHIIIQQQQQQ")

@@ -10,9 +10,9 @@ Decoding follows Linux's ``pfkey_get_base_msg`` and ``parse_exthdrs``, errno for
   or with a wrong address or context length: EINVAL;
 - extension types above ``SADB_EXT_MAX`` are skipped (§2.3: unknown types "MUST be ignored"),
   but for ``SA_REPLAY`` (32, FreeBSD's ``sadb_x_sa_replay``: see
-  :mod:`~cryptoapi.pfkey.constants`), which is decoded.
+  :mod:`~cryptoapi.pfkey.wire.constants`), which is decoded.
 
-A :class:`Scan` keeps the message as :class:`~cryptoapi.pfkey.extensions.Redacted` bytes,
+A :class:`Scan` keeps the message as :class:`~cryptoapi.pfkey.wire.extensions.Redacted` bytes,
 so neither its repr nor that of anything in it shows the keys an ADD or UPDATE carries.
 """
 
@@ -21,8 +21,9 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
-from cryptoapi.pfkey import extensions, policy, proposal, x_extensions
-from cryptoapi.pfkey.constants import (
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.wire import extensions, policy, proposal, x_extensions
+from cryptoapi.pfkey.wire.constants import (
     E_LENGTH,
     E_MALFORMED,
     PF_KEY_V2,
@@ -30,9 +31,8 @@ from cryptoapi.pfkey.constants import (
     SADB_MAX,
     ExtType,
 )
-from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.extensions import Redacted
-from cryptoapi.pfkey.wire import ALIGN, EXT_HEADER, Extension, ExtSpec, ext_name
+from cryptoapi.pfkey.wire.extensions import Redacted
+from cryptoapi.pfkey.wire.framing import ALIGN, EXT_HEADER, Extension, ExtSpec, ext_name, invalid
 
 HEADER = struct.Struct("<BBBBHHII")
 HEADER_LEN = HEADER.size  # 16
@@ -185,3 +185,25 @@ def scan(data: Buffer) -> Scan:
             raise PfkeyError(E_MALFORMED, f"extension at byte {start} has the reserved type 0")
         start = end
     return Scan(data, type_, errno, satype, seq, pid, spans)
+
+
+_SRC = int(ExtType.ADDRESS_SRC)
+_DST = int(ExtType.ADDRESS_DST)
+
+
+def addresses(scan: Scan) -> tuple[bytes, bytes, bytes]:
+    """(source extension, destination extension, packed destination address): both present
+    and of one family (Linux ``present_and_same_family``), else EINVAL."""
+    spans = scan.spans
+    src = spans.get(_SRC)
+    dst = spans.get(_DST)
+    if src is None or dst is None:
+        raise invalid("the message needs both ADDRESS_SRC and ADDRESS_DST")
+    data = scan.data
+    src_ext = data[src[0] : src[1]]
+    dst_ext = data[dst[0] : dst[1]]
+    if src_ext[8:10] != dst_ext[8:10]:
+        raise invalid("ADDRESS_SRC and ADDRESS_DST are of different address families")
+    # sockaddr_in: address at 4..8; sockaddr_in6: at 8..24 (the family decides the size)
+    packed = dst_ext[12:16] if len(dst_ext) == 24 else dst_ext[16:32]
+    return src_ext, dst_ext, packed
