@@ -156,3 +156,55 @@ def test_every_shipped_implementation_survives_a_fixed_seed_run():
         if result.mismatch is not None:
             failures.append(result.mismatch.report())
     assert failures == []
+
+
+def _verdicts(registry: Registry, third: Algorithm) -> list[str]:
+    """The fuzzer's verdicts on gcm(aes)'s OpenSSL driver for seeds 1-6 (faulty, when
+    CRYPTOAPI_FAULT says so), with ``third`` as the third opinion."""
+    impl = registry.lookup("gcm-aes-openssl")
+    ref = reference_for(registry, impl)
+    verdicts = []
+    for seed in range(1, 7):
+        result = fuzz(registry.new_transform, impl, ref, seed, iterations=200, third=third)
+        assert result.mismatch is not None
+        verdicts.append(result.mismatch.verdict)
+    return verdicts
+
+
+def test_the_odd_one_out_is_the_faulty_one_not_the_third_opinion(monkeypatch):
+    # the faulty driver's own inconsistency used to be pinned on the third opinion
+    pytest.importorskip("Crypto")
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "gcm-aes-openssl")
+    registry = Registry("off")
+    verdicts = _verdicts(registry, registry.lookup("gcm-aes-pycryptodome"))
+    assert verdicts == ["odd one out: gcm-aes-openssl (gcm-aes-pycryptodome agrees with "
+                        "gcm(aes-generic))"] * 6  # fmt: skip
+
+
+class ForgetfulAead(ForgivingAead):
+    """An AEAD whose decryption does not undo its encryption: inconsistent with itself."""
+
+    def encrypt(self, iv, data, assoc):
+        return bytes(b ^ 1 for b in data) + bytes(self.n)
+
+    def decrypt(self, iv, data, assoc):
+        if any(bytes(data)[len(data) - self.n :]):
+            raise BadMessage("tag mismatch")
+        return bytes(data)[: len(data) - self.n]
+
+
+def test_a_third_opinion_inconsistent_itself_is_named_and_not_believed(monkeypatch):
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "gcm-aes-openssl")
+    registry = Registry("off")
+    third = Algorithm(
+        name="gcm(aes)", driver="gcm-aes-forgetful", type=AlgType.AEAD, priority=1,
+        provider="user", create=ForgetfulAead, ivsize=12, maxauthsize=16, min_keysize=16,
+        max_keysize=32, authsizes=(4, 8, 12, 13, 14, 15, 16),
+    )  # fmt: skip
+    registry.register(third)
+    verdicts = _verdicts(registry, third)
+    # never believed: no verdict blames anyone on its word (where it refused the case's
+    # sizes, "all three differ" says so)
+    assert not any("odd one out" in v for v in verdicts)
+    inconsistent = [v for v in verdicts if v.startswith("third opinion: gcm-aes-forgetful is ")]
+    assert len(inconsistent) >= 4 and all("inconsistent" in v for v in inconsistent)

@@ -211,34 +211,43 @@ class FuzzResult:
         }
 
 
+def _opinion(new: NewTransform, alg: Algorithm, case: Case) -> Outcome | str:
+    """What ``alg`` answers on ``case``, or (a string) why it disagrees with itself."""
+    try:
+        return run_case(new(alg), alg, case)
+    except Inconsistent as error:
+        return f"inconsistent: {error}"
+
+
 def compare(
     new: NewTransform, impl: Algorithm, ref: Algorithm, case: Case
 ) -> tuple[Outcome | str, Outcome | None] | None:
     """None if ``impl`` agrees with ``ref`` (and with itself) on ``case``; else both sides."""
-    try:
-        ours = run_case(new(impl), impl, case)
-    except Inconsistent as error:
-        return f"inconsistent: {error}", None
+    ours = _opinion(new, impl, case)
+    if isinstance(ours, str):
+        return ours, None
     if impl is ref:
         return None
-    try:
-        theirs = run_case(new(ref), ref, case)
-    except Inconsistent as error:
-        return f"the reference itself is inconsistent: {error}", None
+    theirs = _opinion(new, ref, case)
+    if isinstance(theirs, str):
+        return f"the reference itself is {theirs}", None
     return None if ours == theirs else (ours, theirs)
 
 
 def odd_one_out(
     new: NewTransform, impl: Algorithm, ref: Algorithm, third: Algorithm | None, case: Case
 ) -> str:
-    """With a third independent implementation, say which of the three disagrees."""
+    """With a third independent implementation, say which of the three disagrees.
+
+    Each of the three gets its own verdict: one that is inconsistent with itself (its
+    decryption does not undo its encryption) is never taken for an answer, and the one
+    blamed is the one whose answer the other two do not share."""
     if third is None or third.driver in (impl.driver, ref.driver):
         return ""
-    try:
-        judge = run_case(new(third), third, case)
-        ours, theirs = run_case(new(impl), impl, case), run_case(new(ref), ref, case)
-    except Inconsistent as error:
-        return f"third opinion: {third.driver} is inconsistent itself: {error}"
+    judge = _opinion(new, third, case)
+    if isinstance(judge, str):
+        return f"third opinion: {third.driver} is {judge} itself"
+    ours, theirs = _opinion(new, impl, case), _opinion(new, ref, case)
     if judge == theirs:
         return f"odd one out: {impl.driver} ({third.driver} agrees with {ref.driver})"
     if judge == ours:
