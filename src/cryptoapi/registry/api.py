@@ -181,8 +181,13 @@ class Api:
         """Queue the eager tests of new entries on the manager's pool."""
         with self.table.cond:
             self.queued += len(entries)
-        for entry in entries:
-            self.manager.submit(partial(self._run_queued_test, entry))
+        refused = sum(
+            not self.manager.submit(partial(self._run_queued_test, entry)) for entry in entries
+        )
+        if refused:
+            with self.table.cond:
+                self.queued -= refused
+                self.table.cond.notify_all()
 
     def _run_queued_test(self, entry: Entry) -> None:
         try:

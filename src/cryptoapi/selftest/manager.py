@@ -93,13 +93,19 @@ class SelfTestManager:
     def initial_state(self) -> SelfTest:
         return SelfTest.UNTESTED if self.mode is Mode.OFF else SelfTest.PENDING
 
-    def submit(self, job: Callable[[], object]) -> None:
-        """Queue an eager test on the bounded pool, created on first use."""
+    def submit(self, job: Callable[[], object]) -> bool:
+        """Queue an eager test on the bounded pool, created on first use. False when the
+        interpreter is shutting down and takes no new work: the test is then not queued,
+        and the implementation stays PENDING (tested on first use, never used untested)."""
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
             self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="cryptomgr")
-        self._pool.submit(job)
+        try:
+            self._pool.submit(job)
+        except RuntimeError:  # "cannot schedule new futures after interpreter shutdown"
+            return False
+        return True
 
     def test(self, alg: Algorithm) -> tuple[SelfTest, float]:
         """Run ``alg``'s known-answer tests (and fuzzing in ``full``): result, microseconds."""
