@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from cryptoapi.transforms.base import NeedFallback
     from cryptoapi.transforms.cipher import Cipher
     from cryptoapi.transforms.kdf import Kdf
+    from cryptoapi.transforms.kpp import Kpp
+    from cryptoapi.transforms.rng import Rng
     from cryptoapi.transforms.shash import HashDesc, Shash, unkeyed_shash
     from cryptoapi.transforms.skcipher import Skcipher
 
@@ -64,7 +66,9 @@ _LAZY = {
     "cryptoapi.transforms.base": ("NeedFallback",),
     "cryptoapi.transforms.cipher": ("Cipher",),
     "cryptoapi.transforms.kdf": ("Kdf",),
+    "cryptoapi.transforms.kpp": ("Kpp",),
     "cryptoapi.transforms.skcipher": ("Skcipher",),
+    "cryptoapi.transforms.rng": ("Rng",),
 }
 _LAZY_FROM = {name: (module, name) for module, names in _LAZY.items() for name in names}
 _LAZY_FROM["kdf108_fixed_input"] = ("cryptoapi.templates.kdf108ctr", "fixed_input")
@@ -86,9 +90,11 @@ __all__ = [
     "InvalidArgument",
     "InvalidKey",
     "Kdf",
+    "Kpp",
     "LookupTimeout",
     "NeedFallback",
     "Registry",
+    "Rng",
     "SelfTest",
     "SelfTestFailed",
     "Shash",
@@ -98,9 +104,12 @@ __all__ = [
     "alloc_aead",
     "alloc_cipher",
     "alloc_kdf",
+    "alloc_kpp",
+    "alloc_rng",
     "alloc_shash",
     "alloc_skcipher",
     "default_registry",
+    "get_random_bytes",
     "instance",
     "kdf108_fixed_input",
     "lookup",
@@ -177,6 +186,24 @@ def alloc_aead(name: str) -> "Aead":
 def alloc_kdf(name: str) -> "Kdf":
     """A key-derivation transform from the default registry (``hkdf(hmac(sha256))``)."""
     return _registry().alloc_kdf(name)
+
+
+def alloc_kpp(name: str) -> "Kpp":
+    """A key-agreement transform from the default registry (``curve25519``, ``ffdhe2048(dh)``)."""
+    return _registry().alloc_kpp(name)
+
+
+def alloc_rng(name: str) -> "Rng":
+    """A random number generator from the default registry (``stdrng``: an SP 800-90A
+    DRBG, seeded from os.urandom on first use unless seeded by hand)."""
+    return _registry().alloc_rng(name)
+
+
+def get_random_bytes(n: int) -> bytes:
+    """``n`` bytes from the default registry's ``stdrng``: a DRBG (SP 800-90A) over
+    os.urandom, for users of this API who want its generator. Not a replacement for
+    :mod:`secrets` or :func:`os.urandom`, which read the kernel's generator directly."""
+    return _registry().get_random_bytes(n)
 
 
 def algorithms() -> "list[AlgInfo]":

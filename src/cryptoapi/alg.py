@@ -27,6 +27,7 @@ class AlgType(StrEnum):
     CIPHER = "cipher"
     RNG = "rng"
     KDF = "kdf"
+    KPP = "kpp"
 
 
 class SelfTest(StrEnum):
@@ -45,9 +46,10 @@ SIZES_BY_TYPE: dict[AlgType, tuple[str, ...]] = {
     AlgType.CIPHER: ("blocksize", "min_keysize", "max_keysize"),
     AlgType.RNG: ("seedsize",),
     AlgType.KDF: (),
+    AlgType.KPP: (),  # /proc/crypto shows only the type of a kpp
 }
 
-KEYED_TYPES = frozenset((AlgType.CIPHER, AlgType.SKCIPHER, AlgType.AEAD, AlgType.KDF))
+KEYED_TYPES = frozenset((AlgType.CIPHER, AlgType.SKCIPHER, AlgType.AEAD, AlgType.KDF, AlgType.KPP))
 """The types whose every algorithm takes a key; a ``shash`` may or may not."""
 
 
@@ -86,6 +88,7 @@ class Algorithm:
     maxauthsize: int = 0
     seedsize: int = 0
     keyed: bool = False
+    optional_key: bool = False  # a keyed shash usable before setkey (CRYPTO_ALG_OPTIONAL_KEY)
     min_datasize: int = 0
     ivsizes: tuple[int, int] | None = None
     authsizes: tuple[int, ...] = ()
@@ -95,7 +98,14 @@ class Algorithm:
         if not self.keyed and self.type in KEYED_TYPES:
             object.__setattr__(self, "keyed", True)  # frozen: the dataclass idiom for this
 
-    def info(self, selftest: SelfTest, selftest_us: float | None = None) -> "AlgInfo":
+    def info(
+        self,
+        selftest: SelfTest,
+        selftest_us: float | None = None,
+        *,
+        refcnt: int = 1,
+        order: int = 0,
+    ) -> "AlgInfo":
         sizes = {size: getattr(self, size) for size in SIZES_BY_TYPE[self.type]}
         return AlgInfo(
             name=self.name,
@@ -107,6 +117,8 @@ class Algorithm:
             selftest_us=selftest_us,
             keyed=self.keyed,
             sizes=sizes,
+            refcnt=refcnt,
+            order=order,
         )
 
 
@@ -123,6 +135,8 @@ class AlgInfo:
     selftest_us: float | None
     keyed: bool
     sizes: dict[str, int]
+    refcnt: int = 1  # /proc/crypto's: 1, plus one per registered instance built on it
+    order: int = 0  # registration sequence (/proc/crypto lists the newest first)
 
     def __getattr__(self, size: str) -> int:
         """Sizes read as attributes (``info.digestsize``) where they apply to the type."""

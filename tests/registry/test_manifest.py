@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-from cryptoapi.registry.manifest import PROVIDERS, TEMPLATES, Manifest
+from cryptoapi.registry.manifest import PARTIAL, PROVIDERS, TEMPLATES, Manifest
 
 MANIFEST = Manifest()
 
@@ -19,7 +19,9 @@ def test_provider_offers_what_the_manifest_says(module):
 @pytest.mark.parametrize("module", sorted(PROVIDERS))
 def test_provider_registers_at_the_priority_the_manifest_says(module):
     for alg in importlib.import_module(module).ALGORITHMS:
-        assert MANIFEST.priority_of(module, alg.name) == alg.priority, alg.driver
+        # Several drivers of one name in one module (the DRBGs of stdrng) rank by driver.
+        expected = PARTIAL.get(alg.driver, MANIFEST.priority_of(module, alg.name))
+        assert expected == alg.priority, alg.driver
 
 
 @pytest.mark.parametrize(("name", "module"), sorted(TEMPLATES.items()))

@@ -2,18 +2,28 @@
 
 An algorithm's type and sizes (block, IV and key sizes, tag sizes, the data rules) are
 facts of the algorithm, not of an implementation: every provider registers a name through
-:func:`record`, so all implementations of a name agree on what is valid input.
+:func:`record`, so all implementations of a name agree on what is valid input. The legacy
+IPsec ciphers' and the key-agreement algorithms' shapes come from their own tables
+(:mod:`~cryptoapi.providers.legacy_records`, :mod:`~cryptoapi.providers.records`).
+
+The kernel registers blake2b-*, crc32c and xxhash64 as keyed ``shash`` algorithms whose key
+is optional (``CRYPTO_ALG_OPTIONAL_KEY``); here they are ``optional_key`` shashes that
+start with the kernel's default when no key is set: no key for BLAKE2 (RFC 7693 §2.1:
+kk = 0), the seed ``ff ff ff ff`` for crc32c, seed 0 for xxhash64.
 """
 
 from collections.abc import Callable
 from typing import Any
 
 from cryptoapi.alg import Algorithm, AlgType
+from cryptoapi.providers.kpp_records import SHAPES as KPP_SHAPES
+from cryptoapi.providers.legacy_records import SHAPES as LEGACY_SHAPES
 
 _AES_KEYS = {"min_keysize": 16, "max_keysize": 32}
 _CHACHA_KEY = {"min_keysize": 32, "max_keysize": 32}
+_GF128_KEY = {"digestsize": 16, "keyed": True, "min_keysize": 16, "max_keysize": 16}
 
-SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {
+_CLASSIC: dict[str, tuple[AlgType, dict[str, Any]]] = {
     "aes": (AlgType.CIPHER, {"blocksize": 16, **_AES_KEYS}),
     "ecb(aes)": (AlgType.SKCIPHER, {"blocksize": 16, **_AES_KEYS}),
     "cbc(aes)": (AlgType.SKCIPHER, {"blocksize": 16, "ivsize": 16, **_AES_KEYS}),
@@ -70,11 +80,69 @@ SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {
     ),
     "cmac(aes)": (AlgType.SHASH, {"digestsize": 16, "blocksize": 16, "keyed": True, **_AES_KEYS}),
     "poly1305": (AlgType.SHASH, {"digestsize": 16, "blocksize": 16, "keyed": True, **_CHACHA_KEY}),
-    "ghash": (
-        AlgType.SHASH,
-        {"digestsize": 16, "blocksize": 16, "keyed": True, "min_keysize": 16, "max_keysize": 16},
+    # GHASH (SP 800-38D §6.4) and POLYVAL (RFC 8452 §3): keyed with H, one block
+    **dict.fromkeys(
+        ("ghash", "polyval"),
+        (
+            AlgType.SHASH,
+            {
+                "digestsize": 16,
+                "blocksize": 16,
+                "keyed": True,
+                "min_keysize": 16,
+                "max_keysize": 16,
+            },
+        ),
     ),
 }
+
+
+_OPTIONAL_KEY = {"keyed": True, "optional_key": True}
+
+BLAKE2B_SIZES = {"blake2b-160": 20, "blake2b-256": 32, "blake2b-384": 48, "blake2b-512": 64}
+
+_HASHES_AND_CIPHERS: dict[str, tuple[AlgType, dict[str, Any]]] = {
+    **{
+        name: (
+            AlgType.SHASH,
+            {"digestsize": size, "blocksize": 128, **_OPTIONAL_KEY, "max_keysize": 64},
+        )
+        for name, size in BLAKE2B_SIZES.items()
+    },
+    "blake2s-256": (
+        AlgType.SHASH,
+        {"digestsize": 32, "blocksize": 64, **_OPTIONAL_KEY, "max_keysize": 32},
+    ),
+    # The kernel's block sizes: 1 for crc32c, 32 (the stripe) for xxhash64.
+    "crc32c": (
+        AlgType.SHASH,
+        {"digestsize": 4, "blocksize": 1, **_OPTIONAL_KEY, "min_keysize": 4, "max_keysize": 4},
+    ),
+    "xxhash64": (
+        AlgType.SHASH,
+        {"digestsize": 8, "blocksize": 32, **_OPTIONAL_KEY, "min_keysize": 8, "max_keysize": 8},
+    ),
+    "sm4": (AlgType.CIPHER, {"blocksize": 16, "min_keysize": 16, "max_keysize": 16}),
+    # The kernel's aegis128: a 16-byte nonce, tags of 8 to 16 bytes, stream (blocksize 1).
+    "aegis128": (
+        AlgType.AEAD,
+        {
+            "ivsize": 16,
+            "maxauthsize": 16,
+            "authsizes": tuple(range(8, 17)),
+            "min_keysize": 16,
+            "max_keysize": 16,
+        },
+    ),
+}
+
+SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {
+    **_CLASSIC,
+    **_HASHES_AND_CIPHERS,
+    **LEGACY_SHAPES,
+    **KPP_SHAPES,
+}
+"""Name -> (type, sizes) for :func:`record`."""
 
 
 def record(

@@ -26,6 +26,8 @@ HASHES = (
     "sha3-512",
 )
 
+BLAKE2B = ("blake2b-160", "blake2b-256", "blake2b-384", "blake2b-512")
+
 _GENERIC_HASH_MODULES = {
     "md5": ("md5",),
     "sha1": ("sha1",),
@@ -35,8 +37,22 @@ _GENERIC_HASH_MODULES = {
 }
 
 
+LEGACY_CIPHERS = ("des3_ede", "camellia", "blowfish", "cast5")
+"""Block ciphers IPsec still names (providers/legacy_records.py has their shapes)."""
+_NOT_CAMELLIA = tuple(name for name in LEGACY_CIPHERS if name != "camellia")
+
+
 def _offers(names: tuple[str, ...], suffix: str) -> tuple[tuple[str, str], ...]:
     return tuple((name, f"{name}-{suffix}") for name in names)
+
+
+DRBG_CORES = (
+    "ctr_aes128", "ctr_aes192", "ctr_aes256", "sha384", "sha512", "sha256",
+    "hmac_sha384", "hmac_sha256", "hmac_sha512",
+)  # fmt: skip
+"""The kernel's ``drbg_cores`` (Linux 6.18 ``crypto/drbg.c``) in its registration order."""
+DRBG_DRIVERS = tuple(f"drbg_{pr}_{core}" for pr in ("pr", "nopr") for core in DRBG_CORES)
+"""The ``stdrng`` drivers, lowest priority first: 200, 201 ... as the kernel numbers them."""
 
 
 PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -49,6 +65,24 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
     "cryptoapi.providers.generic.chacha20": _offers(("chacha20", "xchacha20"), "generic"),
     "cryptoapi.providers.generic.poly1305": (("poly1305", "poly1305-generic"),),
     "cryptoapi.providers.generic.ghash": (("ghash", "ghash-generic"),),
+    # Issue 14's hashes and ciphers: BLAKE2 (RFC 7693), CRC32C, xxHash64, SM3, SM4, AEGIS-128.
+    "cryptoapi.providers.generic.blake2b": _offers(BLAKE2B, "generic"),
+    "cryptoapi.providers.generic.blake2s": (("blake2s-256", "blake2s-256-generic"),),
+    "cryptoapi.providers.generic.crc32c": (("crc32c", "crc32c-generic"),),
+    "cryptoapi.providers.generic.xxhash64": (("xxhash64", "xxhash64-generic"),),
+    "cryptoapi.providers.generic.sm3": (("sm3", "sm3-generic"),),
+    "cryptoapi.providers.generic.sm4": (("sm4", "sm4-generic"),),
+    "cryptoapi.providers.generic.aegis128": (("aegis128", "aegis128-generic"),),
+    "cryptoapi.providers.openssl.blake2": _offers((*BLAKE2B, "blake2s-256"), "openssl"),
+    "cryptoapi.providers.openssl.sm3": (("sm3", "sm3-openssl"),),
+    "cryptoapi.providers.openssl.sm4": (("sm4", "sm4-openssl"),),
+    "cryptoapi.providers.pycryptodome.blake2": _offers((*BLAKE2B, "blake2s-256"), "pycryptodome"),
+    "cryptoapi.providers.generic.curve25519": (("curve25519", "curve25519-generic"),),
+    "cryptoapi.providers.generic.ecdh_nist": _offers(
+        ("ecdh-nist-p256", "ecdh-nist-p384"), "generic"
+    ),
+    "cryptoapi.providers.generic.dh": (("dh", "dh-generic"),),
+    "cryptoapi.providers.generic.polyval": (("polyval", "polyval-generic"),),
     "cryptoapi.providers.generic.xchacha20poly1305": (
         ("xchacha20poly1305", "xchacha20poly1305-generic"),
     ),
@@ -71,10 +105,19 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rfc4106(gcm(aes))", "rfc4106-gcm-aes-openssl"),
         ("rfc7539esp(chacha20,poly1305)", "rfc7539esp-chacha20-poly1305-openssl"),
     ),
+    "cryptoapi.providers.openssl.kpp": _offers(
+        ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh"), "openssl"
+    ),
     "cryptoapi.providers.openssl.macs": (
         ("cmac(aes)", "cmac-aes-openssl"),
         ("poly1305", "poly1305-openssl"),
     ),
+    # The ciphers and hash IPsec still names (RFC 2451, 4312, 2857): issue 11.
+    "cryptoapi.providers.openssl.legacy": (
+        *_offers((*LEGACY_CIPHERS, "rmd160"), "openssl"),
+        *((f"cbc({name})", f"cbc-{name}-openssl") for name in LEGACY_CIPHERS),
+    ),
+    "cryptoapi.providers.openssl.keywrap": (("kw(aes)", "kw-aes-openssl"),),
     # An optional third, independent implementation (pycryptodome, priority 200) that the
     # fuzzer uses to name the odd one out when two implementations disagree.
     "cryptoapi.providers.pycryptodome.hashes": _offers(HASHES, "pycryptodome"),
@@ -94,6 +137,12 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("cmac(aes)", "cmac-aes-pycryptodome"),
         ("poly1305", "poly1305-pycryptodome"),
     ),
+    "cryptoapi.providers.pycryptodome.legacy": (  # pycryptodome has no Camellia
+        *_offers((*_NOT_CAMELLIA, "rmd160"), "pycryptodome"),
+        *((f"cbc({name})", f"cbc-{name}-pycryptodome") for name in _NOT_CAMELLIA),
+    ),
+    # SP 800-90A DRBGs over the registry's own hashes, HMACs and AES.
+    "cryptoapi.rng.drbg": tuple(("stdrng", driver) for driver in DRBG_DRIVERS),
 }
 """Provider module -> the (name, driver) pairs it registers."""
 
@@ -106,6 +155,8 @@ PRIORITIES: dict[str, int] = {
 PARTIAL: dict[str, int] = {
     "xchacha20-openssl": 200,  # HChaCha20 in Python over OpenSSL's ChaCha20
     "xchacha20poly1305-openssl": 200,
+    # Pure Python mechanisms (200) ranked among themselves as the kernel ranks them.
+    **{driver: 200 + rank for rank, driver in enumerate(DRBG_DRIVERS)},
 }
 """Drivers registered below their module's priority (partial implementations)."""
 
@@ -115,6 +166,8 @@ TEMPLATES: dict[str, str] = {
         "hmac", "ecb", "cbc", "ctr", "xts", "cts", "rfc3686", "cmac", "xcbc", "gcm", "ccm",
         "rfc4106", "rfc4309", "rfc4543", "rfc7539", "rfc7539esp", "authenc",
         "kdf108ctr", "kdf108fb", "kdf108dp", "hkdf",
+        "ffdhe2048", "ffdhe3072", "ffdhe4096", "ffdhe6144", "ffdhe8192",
+        "xctr", "hctr2", "lrw", "kw", "essiv", "cbcmac",
     )
 }  # fmt: skip
 """Template name -> the module defining it (one template per module)."""
@@ -141,6 +194,15 @@ INSTANCES: tuple[str, ...] = (
     *(f"authenc(hmac({name}),cbc(aes))" for name in AUTHENC_HASHES),
     *(f"{mode}(hmac(sha256))" for mode in ("kdf108ctr", "kdf108fb", "kdf108dp", "hkdf")),
     "kdf108ctr(cmac(aes))",
+    *(f"cbc({name})" for name in LEGACY_CIPHERS),
+    "hmac(rmd160)",
+    *(f"ffdhe{bits}(dh)" for bits in (2048, 3072, 4096, 6144, 8192)),
+    "xctr(aes)",
+    "hctr2(aes)",
+    "lrw(aes)",
+    "kw(aes)",
+    "cbcmac(aes)",
+    "essiv(cbc(aes),sha256)",
 )
 """The template instances the project offers, built by ``Registry.instantiate_all`` (as a
 kernel's boot instantiates what its users ask for) so they can be listed and tested."""

@@ -44,11 +44,14 @@ if TYPE_CHECKING:
     from cryptoapi.transforms.aead import Aead
     from cryptoapi.transforms.cipher import Cipher
     from cryptoapi.transforms.kdf import Kdf
+    from cryptoapi.transforms.kpp import Kpp
+    from cryptoapi.transforms.rng import Rng
     from cryptoapi.transforms.skcipher import Skcipher
 
     Trace = Callable[[TraceEvent], None]
 
 DEFAULT_LOOKUP_TIMEOUT = 60.0
+RNG_REQUEST = 1 << 16  # the most bytes one DRBG request returns (SP 800-90A: 2^19 bits)
 
 
 class Registry:
@@ -90,6 +93,7 @@ class Registry:
         self._api.build = self._boss.build
         self._api.everything = self._boss.everything
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
+        self._random: Rng | None = None  # get_random_bytes's generator, made on first use
         if self.selftest.mode is Mode.FULL:
             self._join_fuzzer()
 
@@ -122,9 +126,19 @@ class Registry:
 
     def _insert(self, batch: Batch, *, check_reserved: bool = False) -> None:
         """One batch into the table; eager tests queued for it after the lock is gone."""
+        if any(alg.type is AlgType.RNG for alg in batch.algs):
+            batch = self._bound(batch)
         entries = self._table.register(batch, check_reserved=check_reserved)
         if self.selftest.at_registration and entries:
             self._api.submit_tests(entries)
+
+    def _bound(self, batch: Batch) -> Batch:
+        """The batch with each rng record that resolves its primitives in a registry (a
+        DRBG's hash or AES, :class:`~cryptoapi.transforms.rng.LookupRecipe`) bound to this
+        one's lookup, so its transforms and its self-test run on this registry's best."""
+        from cryptoapi.transforms.rng import bound
+
+        return Batch(bound(alg, self.lookup) for alg in batch.algs)
 
     def _reserved(self, alg: Algorithm) -> None:
         """AlgorithmExists if ``alg`` takes a driver or name a provider will register."""
@@ -206,12 +220,30 @@ class Registry:
         """A key-derivation transform (``kdf108ctr(hmac(sha256))``, ``hkdf(hmac(sha256))``)."""
         return self.new_transform(self.lookup(name, AlgType.KDF))  # type: ignore[no-any-return]
 
+    def alloc_kpp(self, name: str) -> Kpp:
+        """A key-agreement transform (``curve25519``, ``ecdh-nist-p256``, ``ffdhe2048(dh)``)."""
+        return self.new_transform(self.lookup(name, AlgType.KPP))  # type: ignore[no-any-return]
+
+    def alloc_rng(self, name: str) -> Rng:
+        """A random number generator (``stdrng``, ``drbg_nopr_hmac_sha256``, ...)."""
+        return self.new_transform(self.lookup(name, AlgType.RNG))  # type: ignore[no-any-return]
+
+    def get_random_bytes(self, n: int) -> bytes:
+        """``n`` bytes from this registry's ``stdrng``, a DRBG seeded from os.urandom,
+        in requests of at most 64 KiB (SP 800-90A's 2^19 bits)."""
+        if self._random is None:
+            self._random = self.alloc_rng("stdrng")
+        generate = self._random.generate
+        if n <= RNG_REQUEST:
+            return generate(n)
+        return b"".join(generate(min(RNG_REQUEST, n - done)) for done in range(0, n, RNG_REQUEST))
+
     def new_transform(self, alg: Algorithm) -> Any:
         """A transform of exactly ``alg``, as users get it (with its fallback and any
         ``CRYPTOAPI_FAULT`` injected), without a lookup: the fuzzer drives these."""
         if alg.driver in self._faults:
             alg = faulty(alg)
-        if alg.type in (AlgType.SHASH, AlgType.KDF):
+        if alg.type in (AlgType.SHASH, AlgType.KDF, AlgType.KPP, AlgType.RNG):
             return _transform(alg.type)(alg)
         return _transform(alg.type)(alg, lambda: self._api.fallback_core(alg))
 
@@ -222,6 +254,8 @@ _TRANSFORMS = {
     AlgType.SKCIPHER: ("cryptoapi.transforms.skcipher", "Skcipher"),
     AlgType.AEAD: ("cryptoapi.transforms.aead", "Aead"),
     AlgType.KDF: ("cryptoapi.transforms.kdf", "Kdf"),
+    AlgType.KPP: ("cryptoapi.transforms.kpp", "Kpp"),
+    AlgType.RNG: ("cryptoapi.transforms.rng", "Rng"),
 }
 """Type -> the transform class users get, imported on first use of the type (a process
 that only hashes never imports the AEAD machinery)."""

@@ -12,7 +12,7 @@ the AEAD and KDF machinery (the KDFs pull in the standard ``hmac`` and ``hashlib
 from __future__ import annotations
 
 from cryptoapi.alg import AlgType
-from cryptoapi.errors import BadMessage, SelfTestFailed
+from cryptoapi.errors import BadMessage, InvalidArgument, SelfTestFailed
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -110,20 +110,90 @@ def run_kdf(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> No
     _expect(alg, vector, "derived key", out(okm), vector["okm"])
 
 
+def run_kpp(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
+    """Agree once (fields: private, optional public = this side's public value, peer,
+    shared); a vector with ``"fail": true`` has a peer value that must be refused with
+    InvalidArgument (a small-order X25519 point, a point off the curve)."""
+    from cryptoapi.transforms.kpp import Kpp
+
+    tfm = Kpp(alg)
+    tfm.setkey(_hex(vector, "private"))
+    if vector.get("fail"):
+        try:
+            out(tfm.shared_secret(_hex(vector, "peer")))
+        except InvalidArgument:
+            return
+        raise SelfTestFailed(f"{alg.driver}: accepted the bad peer value of {vector['source']}")
+    if "public" in vector:
+        _expect(alg, vector, "public key", out(tfm.public_key()), vector["public"])
+    shared = tfm.shared_secret(_hex(vector, "peer"))
+    _expect(alg, vector, "shared secret", out(shared), vector["shared"])
+
+
+def run_rng(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> None:
+    """The SP 800-90A §11.3 health test of a DRBG, as NIST's CAVP runs it (fields:
+    entropy = EntropyInput || Nonce, personalization, for a reseed entropy_reseed and
+    additional_reseed, additional: one AdditionalInput per generate, entropy_pr: the
+    EntropyInputPR each prediction-resistant generate draws, output: the last ReturnedBits);
+    then the error paths of §11.3: an oversized request and short entropy must be refused."""
+    from cryptoapi.transforms.rng import Rng
+
+    tfm = Rng(alg)
+    entropy_pr = [bytes.fromhex(chunk) for chunk in vector.get("entropy_pr", ())]
+    tfm.set_entropy_source(_entropy_from(alg, entropy_pr))
+    tfm.seed(_hex(vector, "entropy"), _hex(vector, "personalization"))
+    if "entropy_reseed" in vector:
+        tfm.reseed(_hex(vector, "entropy_reseed"), _hex(vector, "additional_reseed"))
+    length = len(vector["output"]) // 2
+    output = b""
+    for additional in vector["additional"]:
+        output = tfm.generate(length, bytes.fromhex(additional))
+    _expect(alg, vector, "generated bits", out(output), vector["output"])
+    _refuses(alg, lambda: tfm.generate(1 << 16 | 1), "a request over 2^19 bits")
+    _refuses(alg, lambda: tfm.reseed(b"\x00"), "one byte of entropy")
+
+
+def _entropy_from(alg: Algorithm, chunks: list[bytes]) -> Callable[[int], bytes]:
+    """An entropy source handing out ``chunks`` in order, then failing the test."""
+    supply = iter(chunks)
+
+    def source(size: int) -> bytes:
+        for chunk in supply:
+            return chunk
+        raise SelfTestFailed(f"{alg.driver}: drew more entropy than the vector supplies")
+
+    return source
+
+
+def _refuses(alg: Algorithm, call: Callable[[], object], what: str) -> None:
+    try:
+        call()
+    except InvalidArgument:
+        return
+    raise SelfTestFailed(f"{alg.driver}: accepted {what}")
+
+
 RUNNERS: dict[AlgType, Runner] = {
     AlgType.SHASH: run_shash,
     AlgType.CIPHER: run_cipher,
     AlgType.SKCIPHER: run_skcipher,
     AlgType.AEAD: run_aead,
     AlgType.KDF: run_kdf,
+    AlgType.KPP: run_kpp,
+    AlgType.RNG: run_rng,
 }
 
 
 def run_known_answers(alg: Algorithm, vectors: list[Vector], corrupt: bool) -> None:
-    """Run every vector through the runner for ``alg``'s type."""
+    """Run every vector through the runner for ``alg``'s type (a vector naming a
+    ``driver`` only on that one: the DRBGs of ``stdrng`` differ in mechanism, and the
+    kernel's testmgr indexes them by driver too)."""
     runner = RUNNERS[alg.type]
     out = _flip_first_bit if corrupt else _same
-    for vector in vectors:
+    mine = [vector for vector in vectors if vector.get("driver", alg.driver) == alg.driver]
+    if not mine:
+        raise SelfTestFailed(f"{alg.driver}: none of the vectors of {alg.name} is for it")
+    for vector in mine:
         runner(alg, vector, out)
 
 

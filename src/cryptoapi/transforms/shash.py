@@ -146,7 +146,7 @@ class Shash(Transform):
     def __init__(self, alg: Algorithm) -> None:
         self._alg = alg
         self._core: ShashCore = alg.create()
-        self._has_key = not alg.keyed
+        self._has_key = not alg.keyed or alg.optional_key
         self._digest = self._core.digest if self._has_key else self._missing_key
 
     @property

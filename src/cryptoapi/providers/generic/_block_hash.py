@@ -8,6 +8,7 @@ and ``copy()`` can share it. MD5, SHA-1/2 and SHA-3 derive from it (FIPS 180-4 ย
 202 ยง5.1), and so do GHASH and Poly1305.
 """
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Self
 
 from cryptoapi.alg import Buffer
@@ -78,3 +79,25 @@ class BlockHash:
             for slot in getattr(cls, "__slots__", ()):
                 setattr(other, slot, getattr(self, slot))
         return other
+
+
+class KeyedStateCore:
+    """The shash core of a hash keyed by its construction (GHASH, POLYVAL: ``state(key)``
+    builds the key's tables): the empty state is made once by ``setkey``, and every message
+    starts from a copy of it."""
+
+    __slots__ = ("_empty", "_state")
+
+    def __init__(self, state: Callable[[bytes], BlockHash]) -> None:
+        self._state = state
+
+    def setkey(self, key: bytes, /) -> None:
+        self._empty = self._state(key)  # the state's InvalidKey for a wrong key
+
+    def init(self) -> BlockHash:
+        return self._empty.copy()
+
+    def digest(self, data: Buffer, /) -> bytes:
+        state = self._empty.copy()
+        state.update(data)
+        return state.digest()

@@ -15,7 +15,7 @@ Z <- Z * a^8 + byte * H. ``byte * H`` is a 256-entry table made per key, and ``Z
 
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
 from cryptoapi.errors import InvalidKey
-from cryptoapi.providers.generic._block_hash import BlockHash
+from cryptoapi.providers.generic._block_hash import BlockHash, KeyedStateCore
 from cryptoapi.providers.records import record
 
 BLOCK_SIZE = 16
@@ -121,22 +121,13 @@ class Ghash(BlockHash):
         return state.to_bytes(BLOCK_SIZE, "big")
 
 
-class GhashCore:
-    """The ``ghash`` shash core, keyed with H (16 bytes): the table for H is built once by
-    ``setkey`` and every message starts from a copy of that empty state."""
+class GhashCore(KeyedStateCore):
+    """The ``ghash`` shash core, keyed with H (16 bytes)."""
 
-    __slots__ = ("_empty",)
+    __slots__ = ()
 
-    def setkey(self, key: bytes, /) -> None:
-        self._empty = Ghash(key)  # InvalidKey unless 16 bytes
-
-    def init(self) -> Ghash:
-        return self._empty.copy()
-
-    def digest(self, data: Buffer, /) -> bytes:
-        state = self._empty.copy()
-        state.update(data)
-        return state.digest()
+    def __init__(self) -> None:
+        super().__init__(Ghash)
 
 
 ALGORITHMS = (

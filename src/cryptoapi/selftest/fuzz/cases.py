@@ -132,6 +132,8 @@ def make_case(alg: Algorithm, rng: random.Random, index: int) -> Case:
         return _skcipher_case(alg, rng, base)
     if kind is AlgType.AEAD:
         return _aead_case(alg, rng, base)
+    if kind is AlgType.KPP:
+        return _kpp_case(alg, rng, base)
     return _kdf_case(alg, rng, base)
 
 
@@ -144,6 +146,7 @@ def _shash_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:
 
 
 STREAM_PREFIXES = ("ctr(", "chacha20", "xchacha20")
+KW_DEFAULT_IV = b"\xa6" * 8  # RFC 3394 §2.2.3.1
 
 
 def _skcipher_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:
@@ -153,6 +156,8 @@ def _skcipher_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:
         length -= length % alg.blocksize  # mostly whole blocks, now and then not
     data = rng.randbytes(length)
     iv = rng.randbytes(alg.ivsize)
+    if alg.name.startswith("kw(") and rng.random() < 0.8:
+        iv = KW_DEFAULT_IV  # the IV every caller (and OpenSSL's driver) uses
     continue_at = None
     if alg.name.startswith(STREAM_PREFIXES) and length >= 64 and rng.random() < 0.3:
         continue_at = 64 * rng.randrange(1, length // 64 + 1)
@@ -182,6 +187,18 @@ def _draw_assoc_size(rng: random.Random, alg: Algorithm) -> int:
     if allowed:
         return rng.choice(allowed)
     return rng.choice((0, 0, 1, 8, 12, 16, 20, rng.randrange(64)))
+
+
+def _kpp_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:
+    """Two private keys, ours (``key``) and the peer's (``data``), now and then a peer value
+    tampered with in one bit. An ffdhe key is 32 or 64 bytes (a full-size exponent costs the
+    generic driver a second at 8192 bits); ``dh`` alone is not fuzzed with random keys (its
+    key must pack a group): it is fuzzed under the ffdhe templates, which pack theirs."""
+    if alg.name == "dh":
+        return replace(base, key=b"", data=b"")
+    size = rng.choice((32, 64)) if alg.name.startswith("ffdhe") else alg.max_keysize
+    tamper = "peer" if rng.random() < 0.2 else None
+    return replace(base, key=rng.randbytes(size), data=rng.randbytes(size), tamper=tamper)
 
 
 def _kdf_case(alg: Algorithm, rng: random.Random, base: Case) -> Case:

@@ -131,12 +131,31 @@ def _kdf(tfm: Any, case: Case) -> bytes:
     return bytes(tfm.derive(case.data, case.length))
 
 
+def _kpp(tfm: Any, case: Case) -> bytes:
+    """Both sides on one transform: the peer's public value from its key (``data``), ours
+    from ``key``, the secret each way; with ``tamper``, one bit of the peer's value flipped
+    (then only our side runs: the value may be refused)."""
+    tfm.setkey(_view(case.data, case.buffer))
+    peer_public: bytes = tfm.public_key()
+    tfm.setkey(_view(case.key, case.buffer))
+    public: bytes = tfm.public_key()
+    if case.tamper:
+        peer_public = peer_public[:-1] + bytes((peer_public[-1] ^ 1,))
+    shared: bytes = tfm.shared_secret(peer_public)
+    if not case.tamper:
+        tfm.setkey(case.data)
+        if tfm.shared_secret(public) != shared:
+            raise Inconsistent("the two sides agreed on different secrets")
+    return public + peer_public + shared
+
+
 _RUNNERS: dict[AlgType, Callable[[Any, Case], bytes]] = {
     AlgType.SHASH: _shash,
     AlgType.CIPHER: _cipher,
     AlgType.SKCIPHER: _skcipher,
     AlgType.AEAD: _aead,
     AlgType.KDF: _kdf,
+    AlgType.KPP: _kpp,
 }
 
 

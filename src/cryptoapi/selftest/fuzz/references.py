@@ -16,13 +16,21 @@ _HASHES = (
     "md5", "sha1", "sha224", "sha256", "sha384", "sha512",
     "sha3-224", "sha3-256", "sha3-384", "sha3-512",
 )  # fmt: skip
-_GENERIC = (*_HASHES, "aes", "chacha20", "xchacha20", "poly1305", "ghash", "xchacha20poly1305")
+_GENERIC = (
+    *_HASHES, "aes", "chacha20", "xchacha20", "poly1305", "ghash", "xchacha20poly1305", "polyval",
+)  # fmt: skip
+_GENERIC_KPP = ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh")
+_BLAKE2 = ("blake2b-160", "blake2b-256", "blake2b-384", "blake2b-512", "blake2s-256")
+_GENERIC_ISSUE14 = (*_BLAKE2, "crc32c", "xxhash64", "sm3", "sm4", "aegis128")
 
-REFERENCES: dict[str, str] = {name: f"{name}-generic" for name in _GENERIC}
+REFERENCES: dict[str, str] = {
+    name: f"{name}-generic" for name in (*_GENERIC, *_GENERIC_KPP, *_GENERIC_ISSUE14)
+}
 """Name -> the driver every implementation of it is compared with."""
 
 THIRD_OPINIONS: dict[str, str] = {
     **{name: f"{name}-pycryptodome" for name in _HASHES},
+    **{name: f"{name}-pycryptodome" for name in _BLAKE2},
     "aes": "aes-pycryptodome",
     "cbc(aes)": "cbc-aes-pycryptodome",
     "ctr(aes)": "ctr-aes-pycryptodome",
@@ -35,6 +43,12 @@ THIRD_OPINIONS: dict[str, str] = {
     "poly1305": "poly1305-pycryptodome",
 }
 """Name -> an independent third implementation, asked only when two disagree."""
+
+# The legacy IPsec algorithms (issue 11) have no generic implementation: OpenSSL's and
+# pycryptodome's judge each other (pycryptodome has no Camellia: only self-consistency).
+REFERENCES.update(
+    {name: f"{name}-pycryptodome" for name in ("des3_ede", "blowfish", "cast5", "rmd160")}
+)
 
 
 def reference_driver(name: str) -> str:

@@ -44,15 +44,36 @@ FAMILIES: dict[str, str] = {
         "aead",
     ),
     **dict.fromkeys(("kdf108ctr", "kdf108fb", "kdf108dp", "hkdf"), "kdf"),
+    # whole names too: the legacy compositions' vectors sit with their ciphers' (issue 11)
+    **dict.fromkeys(
+        ("des3_ede", "camellia", "blowfish", "cast5", "rmd160", "cbc(des3_ede)",
+         "cbc(camellia)", "cbc(blowfish)", "cbc(cast5)", "hmac(rmd160)"),
+        "legacy",
+    ),
+    **dict.fromkeys(("polyval", "xctr", "hctr2", "lrw", "kw", "essiv", "cbcmac"), "modes2"),
+    "stdrng": "rng",
+    **dict.fromkeys(
+        ("blake2b-160", "blake2b-256", "blake2b-384", "blake2b-512", "blake2s-256", "crc32c",
+         "xxhash64", "sm3"),
+        "hash2",
+    ),
+    "sm4": "cipher2",
+    "aegis128": "aead2",
+    **dict.fromkeys(
+        ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh", "ffdhe2048", "ffdhe3072",
+         "ffdhe4096", "ffdhe6144", "ffdhe8192"),
+        "kpp",
+    ),
 }  # fmt: skip
-"""Outermost word of a name -> the file (without ``.json``) holding its vectors."""
+"""Outermost word of a name (or a whole name) -> the file (without ``.json``) holding its
+vectors."""
 
 _by_file: dict[str, dict[str, list[Vector]]] = {}
 
 
 def vectors_for(name: str) -> list[Vector]:
     """The known-answer vectors for algorithm ``name`` (empty if there are none)."""
-    family = FAMILIES.get(name.split("(", 1)[0])
+    family = family_of(name)
     if family is not None:
         found = _file(family).get(name)
         if found is not None:
@@ -70,8 +91,9 @@ def names_with_vectors() -> set[str]:
 
 
 def family_of(name: str) -> str | None:
-    """The file ``FAMILIES`` says holds ``name``'s vectors (None: not in the table)."""
-    return FAMILIES.get(name.split("(", 1)[0])
+    """The file ``FAMILIES`` says holds ``name``'s vectors (None: not in the table): the
+    whole name's entry, else its outermost word's."""
+    return FAMILIES.get(name) or FAMILIES.get(name.split("(", 1)[0])
 
 
 def _files() -> list[str]:
