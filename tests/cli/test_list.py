@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from cryptoapi import Registry
-from cryptoapi.cli import main
+from cryptoapi.cli import listing, main
 
 
 def test_list_json(capsys):
@@ -30,19 +30,32 @@ def test_list_json(capsys):
 
 
 def test_list_proc_crypto_text(capsys):
+    """c_show's lines, each record ended by a blank line, newest registration first."""
     assert main(["list", "sha1"]) == 0
     out = capsys.readouterr().out
-    records = out.strip().split("\n\n")
-    assert [r.splitlines()[1] for r in records] == [
+    records = out.split("\n\n")
+    assert records.pop() == ""  # the text ends with the last record's blank line
+    assert sorted(r.splitlines()[1] for r in records) == [
+        "driver       : sha1-generic",
         "driver       : sha1-openssl",
         "driver       : sha1-pycryptodome",
-        "driver       : sha1-generic",
     ]
-    assert records[0].splitlines()[:4] == [
+    registry = Registry()
+    listing.drivers_of(registry, ["sha1"])  # what the command does first: loads sha1's
+    order = {i.driver: i.order for i in registry.algorithms() if i.name == "sha1"}
+    drivers = [r.splitlines()[1].split(" : ")[1] for r in records]
+    assert drivers == sorted(order, key=lambda driver: -order[driver])
+    assert records[drivers.index("sha1-openssl")].splitlines() == [
         "name         : sha1",
         "driver       : sha1-openssl",
         "module       : openssl",
         "priority     : 300",
+        "refcnt       : 1",
+        "selftest     : unknown",
+        "internal     : no",
+        "type         : shash",
+        "blocksize    : 64",
+        "digestsize   : 20",
     ]
 
 

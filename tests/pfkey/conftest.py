@@ -75,10 +75,15 @@ def standin(name, type_, low, high, iv, driver=None, priority=1000):
     )
 
 
-def make_registry(names=tuple(STANDINS)):
-    """Hashes and hmac as the project has them; stand-ins for ``names``; the other cipher
-    names of the SADB table absent."""
-    registry = CountingRegistry(hidden=set(STANDINS) - set(names))
+LEGACY_CBC = ("cbc(des3_ede)", "cbc(cast5)", "cbc(blowfish)", "cbc(camellia)")
+"""The legacy IPsec ciphers, which the project has (through cryptography/pycryptodome)."""
+
+
+def make_registry(names=tuple(STANDINS), *, legacy=True):
+    """Hashes and hmac as the project has them; stand-ins for ``names``; the legacy CBC
+    ciphers unless ``legacy`` is false; the other cipher names of the SADB table absent."""
+    hidden = set(STANDINS) - set(names) | (set() if legacy else set(LEGACY_CBC))
+    registry = CountingRegistry(hidden=hidden)
     for name in names:
         registry.register(standin(name, *STANDINS[name]))
     return registry
@@ -209,3 +214,10 @@ def getspi(km, low=None, high=None, seq=5, dst=DST):
 def getspi_message(low, high):
     exts = (address(5, SRC), address(6, DST), SpiRange(low, high))
     return Message(MsgType.GETSPI, SaType.ESP, 1, 1, 0, exts).encode()
+
+
+def dump_seqs(count):
+    """The ``sadb_msg_seq`` of the ``count`` messages of a Linux DUMP or SPDDUMP: 1, 2, ...
+    and 0 on the last (af_key.c ``dump_sa``/``dump_sp`` give count + 1, and
+    ``pfkey_do_dump`` zeroes the last one's)."""
+    return [*range(1, count), 0]

@@ -48,7 +48,7 @@ def test_probing_happens_once_per_algorithm_and_only_when_needed(registry, clock
     km.handle(header(MsgType.REGISTER))
     km.handle(header(MsgType.REGISTER, SaType.AH))
     assert all(count == 1 for count in registry.lookups.values())
-    assert km.stats()["alg_probes"] == len(registry.lookups) == 12  # every name in the table
+    assert km.stats()["alg_probes"] == len(registry.lookups) == 17  # every name in the table
 
 
 def test_the_default_registry_is_used_when_none_is_given():
@@ -60,7 +60,7 @@ def test_reprobe_mode_looks_everything_up_on_every_add(registry, clock):
     for spi in range(0x100, 0x105):
         assert only(km, sa_message(spi)).errno == 0
     assert registry.lookups["hmac(sha256)"] == 5
-    assert km.stats()["alg_probes"] == 5 * 12
+    assert km.stats()["alg_probes"] == 5 * 17
 
 
 # -- REGISTER, ACQUIRE, the rest -------------------------------------------------------
@@ -72,9 +72,9 @@ def test_register_lists_what_the_registry_offers(km):
     assert (reply.type, reply.errno, reply.seq, reply.pid) == (MsgType.REGISTER, 0, 4, 8)
     auth = reply.get(ExtType.SUPPORTED_AUTH, Supported)
     encrypt = reply.get(ExtType.SUPPORTED_ENCRYPT, Supported)
-    assert [a.id for a in auth.algs] == [2, 3, 5, 6, 7, 9, 251]
+    assert [a.id for a in auth.algs] == [2, 3, 5, 6, 7, 8, 9, 251]
     assert AlgDesc(5, 0, 256, 256) in auth.algs and AlgDesc(9, 0, 128, 128) in auth.algs
-    assert [a.id for a in encrypt.algs] == [11, 12, 13, 14, 15, 16, 18, 19, 20, 23, 28]
+    assert [a.id for a in encrypt.algs] == [11, 3, 6, 7, 12, 22, 13, 14, 15, 16, 18, 19, 20, 23, 28]
     assert AlgDesc(12, 16, 128, 256) in encrypt.algs
     assert AlgDesc(20, 8, 160, 288) in encrypt.algs
     assert AlgDesc(14, 8, 152, 280) in encrypt.algs
@@ -89,13 +89,14 @@ def test_register_lists_what_the_registry_offers(km):
 
 def test_register_with_only_hashes_in_the_registry(clock):
 
-    km = KeyManager(make_registry(names=()), clock=clock)
+    km = KeyManager(make_registry(names=(), legacy=False), clock=clock)
     reply = only(km, header(MsgType.REGISTER))
-    assert [a.id for a in reply.get(ExtType.SUPPORTED_AUTH, Supported).algs] == [2, 3, 5, 6, 7, 251]
+    auth = reply.get(ExtType.SUPPORTED_AUTH, Supported)
+    assert [a.id for a in auth.algs] == [2, 3, 5, 6, 7, 8, 251]
     assert [a.id for a in reply.get(ExtType.SUPPORTED_ENCRYPT, Supported).algs] == [11]
 
 
-@pytest.mark.parametrize("msgtype", [MsgType.X_PROMISC, MsgType.X_SPDSETIDX, MsgType.X_MIGRATE])
+@pytest.mark.parametrize("msgtype", [MsgType.X_SPDSETIDX, MsgType.X_MIGRATE])
 def test_messages_not_handled_here_are_eopnotsupp(km, msgtype):
     refused(km, header(msgtype), errno.EOPNOTSUPP)
 

@@ -136,7 +136,7 @@ NULL_ENC = {"encrypt": 11, "enc_key": None}
         ("key for no algorithm", sa_message(0x100, auth=0), EINVAL),
         ("NULL with a key", sa_message(0x100, encrypt=11, enc_key=bytes(8)), EINVAL),
         ("sa2 mode 9", sa_message(0x100, sa2=(9, 0)), EINVAL),
-        ("RIPEMD-160: not in the table", sa_message(0x100, auth=8, auth_key=bytes(20)), ENOSYS),
+        ("Twofish: no library has it", sa_message(0x100, encrypt=253, enc_key=bytes(16)), ENOSYS),
         ("DES (not in the table)", sa_message(0x100, encrypt=2, enc_key=bytes(8)), ENOSYS),
     ],
 )  # fmt: skip

@@ -21,6 +21,7 @@ from .conftest import (
     ENC_KEY,
     SRC,
     address,
+    dump_seqs,
     getspi,
     getspi_message,
     header,
@@ -137,18 +138,21 @@ def test_flush_by_type_and_all(km):
     assert len(km.sad) == 0
 
 
-def test_dump_counts_seq_down_to_zero(km):
+def test_dump_lists_newest_first_numbered_up_and_zero_last(km):
+    """Linux pfkey_dump_sa: xfrm_state_walk from the head of state_all, where
+    __xfrm_state_insert puts each new state; dump_sa numbers count + 1, pfkey_do_dump
+    sends the last with 0."""
     fill(km)
     dumped = [decode(r) for r in km.handle(header(MsgType.DUMP, SaType.UNSPEC, seq=1, pid=31))]
-    assert [m.seq for m in dumped] == list(range(7, -1, -1))
+    assert [m.seq for m in dumped] == dump_seqs(8) == [1, 2, 3, 4, 5, 6, 7, 0]
     assert all(m.type == MsgType.DUMP and m.pid == 31 and m.errno == 0 for m in dumped)
     assert [m.get(ExtType.SA, Sa).spi for m in dumped] == [
-        *range(0x100, 0x105),
-        *range(0x200, 0x203),
+        *range(0x202, 0x1FF, -1),
+        *range(0x104, 0xFF, -1),
     ]
     assert all(m.get(ExtType.KEY_AUTH, Key) is not None for m in dumped)
     ah = [decode(r) for r in km.handle(header(MsgType.DUMP, SaType.AH))]
-    assert [m.seq for m in ah] == [2, 1, 0] and {m.satype for m in ah} == {SaType.AH}
+    assert [m.seq for m in ah] == [1, 2, 0] and {m.satype for m in ah} == {SaType.AH}
 
 
 def test_dump_of_nothing_is_enoent(km):

@@ -267,7 +267,7 @@ SECRET = "0x5ec2e75ec2e75ec2e75ec2e75ec2e75e"  # a key that must never show in a
         ("add 10.0.0.1 10.0.0.2 esp 300 -r 65537 ;", 1, 34, "replay window must be"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -f pad ;", 1, 34, "not a padding option"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -E rot13 0x00 ;", 1, 34, "not a known encryption"),
-        ("add 10.0.0.1 10.0.0.2 esp 300 -E 3des-cbc 0x00 ;", 1, 34, "not offered by the crypto"),
+        ("add 10.0.0.1 10.0.0.2 esp 300 -E des-cbc 0x00 ;", 1, 34, "not offered by the crypto"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -C deflate ;", 1, 31, "IPComp (-C deflate) is not"),
         ("add 10.0.0.1 10.0.0.2 esp 300 -E aes-cbc 0x0011 ;", 1, 42, "takes 128/192/256-bit"),
         ("add 1.0.0.1 1.0.0.2 esp 300 -E aes-gcm-16 " + AES128 + " ;", 1, 43, "160/224/288"),

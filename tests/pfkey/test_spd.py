@@ -126,14 +126,16 @@ def test_spdget_and_spddelete2_by_id(km):
     assert deleted.type == MsgType.X_SPDDELETE2 and len(km.spd) == 0
 
 
-def test_spddump_counts_down_and_is_enoent_when_empty(km):
+def test_spddump_lists_newest_first_and_is_enoent_when_empty(km):
+    """Linux pfkey_dump_sp: xfrm_policy_walk from the head of policy_all, where
+    __xfrm_policy_link puts each new policy; seq count + 1, 0 on the last."""
     refused_spd(km, Message(MsgType.X_SPDDUMP, 0, 3, 9).encode(), errno.ENOENT)
     for plen in (8, 16, 24):
         only(km, spd(dplen=plen))
     dumped = replies_of(km, Message(MsgType.X_SPDDUMP, 0, 3, 9).encode())
-    assert [(m.type, m.seq, m.pid) for m in dumped] == [(18, 2, 9), (18, 1, 9), (18, 0, 9)]
+    assert [(m.type, m.seq, m.pid) for m in dumped] == [(18, 1, 9), (18, 2, 9), (18, 0, 9)]
     prefixes = [m.get(ExtType.ADDRESS_DST, Address).prefixlen for m in dumped]
-    assert prefixes == [8, 16, 24]
+    assert prefixes == [24, 16, 8]
 
 
 def test_spdflush_empties_the_spd_and_replies_with_the_header(km):

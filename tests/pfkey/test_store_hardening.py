@@ -18,7 +18,7 @@ import pytest
 
 from cryptoapi.pfkey import ExtType, Key, KeyManager, Message, MsgType, Sa, decode
 from cryptoapi.pfkey.daemon.client import PfkeyClient
-from cryptoapi.pfkey.daemon.store import APPLICATION_ID, StateStore, TrackedDict
+from cryptoapi.pfkey.daemon.store import APPLICATION_ID, StateStore
 from cryptoapi.pfkey.errors import PfkeyError
 
 from .conftest import lookup_message, make_registry, sa_message
@@ -289,11 +289,12 @@ def test_replacing_an_sa_by_one_with_other_keys_counts_as_dropping_keys(km):
     km.handle(add(0x100))
     km.handle(add(0x101, 1))
     first, other = km.sad.by_key.values()
-    tracked = TrackedDict({first.key: first})
-    tracked[first.key] = dataclasses.replace(first, hard=None)  # same keys: nothing dropped
-    assert not tracked.dropped
-    tracked[first.key] = dataclasses.replace(other, spi=first.spi)
-    assert tracked.dropped
+    journal = km.sad.track()
+    same_keys = dataclasses.replace(first, hard=None)
+    km.sad.replace(first, same_keys)  # same keys: nothing dropped
+    assert (list(journal.changed), journal.dropped) == ([first.key], False)
+    km.sad.replace(same_keys, dataclasses.replace(other, spi=first.spi))
+    assert journal.dropped
 
 
 def test_adds_alone_do_not_checkpoint(km, where):

@@ -3,12 +3,17 @@
 With names, only the implementations of those names or drivers are shown, and template
 names are built on request first ('list "gcm(aes)"' shows every gcm(aes) that can be
 built), as 'selftest NAME' does; a name nobody provides is an error (exit status 1).
+
+The text is /proc/crypto's (the kernel's crypto/proc.c c_show and each type's show
+function): the same keys in the same order, padded to 13 columns, each record followed by
+a blank line, the newest registration first. --json has its own versioned schema.
 """
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
-from cryptoapi.alg import AlgInfo
+from cryptoapi.alg import AlgInfo, AlgType, SelfTest
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import add_selftests_option
 from cryptoapi.errors import AlgorithmNotFound
@@ -41,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         jsonout.dump({"algorithms": [info.as_dict() for info in infos]})
     else:
-        print("\n\n".join(proc_crypto_record(info) for info in infos))
+        newest_first = sorted(infos, key=lambda info: -info.order)
+        for info in newest_first:
+            print(proc_crypto_record(info), end="\n\n")  # c_show's seq_putc(m, '\\n')
     return 0
 
 
@@ -57,16 +64,44 @@ def drivers_of(registry: Registry, names: list[str]) -> set[str]:
     return drivers
 
 
+LAYOUTS: dict[AlgType, tuple[str, ...]] = {
+    AlgType.SKCIPHER: (
+        "async", "blocksize", "min keysize", "max keysize", "ivsize", "chunksize", "walksize",
+        "statesize",
+    ),
+    AlgType.AEAD: ("async", "blocksize", "ivsize", "maxauthsize", "geniv"),
+}  # fmt: skip
+"""The keys a type's ``show`` prints after ``type`` where they are not simply its sizes in
+``SIZES_BY_TYPE`` order (``crypto_skcipher_show``, ``crypto_aead_show``); every other type
+(``shash``, ``cipher``, ``rng``, ``kpp``, and any added later) shows its sizes, spelled
+with spaces (``min_keysize`` -> ``min keysize``)."""
+
+DERIVED: dict[str, Callable[[AlgInfo], object]] = {
+    "async": lambda info: "no",  # every implementation here completes in the call
+    "chunksize": lambda info: info.blocksize,  # skcipher_prepare_alg's default
+    "walksize": lambda info: info.blocksize,  # = chunksize, its default
+    "statesize": lambda info: 0,  # no exportable mid-stream state
+    "geniv": lambda info: "<none>",  # as crypto_aead_show prints it
+}
+"""Values of the kernel's keys that are not sizes of the record."""
+
+
 def proc_crypto_record(info: AlgInfo) -> str:
     """One record in /proc/crypto's ``key : value`` layout (``module`` is the provider,
-    under the kernel's name for it, as in /proc/crypto; JSON says ``provider``)."""
-    fields = {
+    under the kernel's name for it, as in /proc/crypto; JSON says ``provider``).
+    ``selftest`` is ``passed`` or, for anything else, ``unknown``, as ``c_show`` reads
+    ``CRYPTO_ALG_TESTED``; nothing here is internal-only."""
+    fields: dict[str, object] = {
         "name": info.name,
         "driver": info.driver,
         "module": info.provider,
         "priority": info.priority,
-        "selftest": info.selftest,
+        "refcnt": info.refcnt,
+        "selftest": "passed" if info.selftest is SelfTest.PASSED else "unknown",
+        "internal": "no",
         "type": info.type,
-        **info.sizes,
     }
+    for key in LAYOUTS.get(info.type) or (size.replace("_", " ") for size in info.sizes):
+        size = key.replace(" ", "_")
+        fields[key] = info.sizes[size] if size in info.sizes else DERIVED[key](info)
     return "\n".join(f"{key:<12} : {value}" for key, value in fields.items())

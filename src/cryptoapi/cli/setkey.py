@@ -8,8 +8,10 @@
 
 The whole input is parsed before anything is sent: an error names file, line and column and
 nothing changes. Without --socket the statements run against an in-process key manager
-(a dry run) and the SAs and policies it would hold are listed. -F runs before the file
-and -D after it. Keys are shown only with --show-keys. Statements the key manager
+(a dry run) and the SAs and policies it would hold are listed; with -D that listing is
+the dump itself (printed once, as setkey -D prints it) and the dry-run summary goes to
+stderr. -F runs before the file and -D after it. Listings are ipsec-tools' setkey -D/-DP
+format, field for field; keys are shown only with --show-keys. Statements the key manager
 refuses are reported (each with its reason) and make the exit status 1. An input that cannot be
 read (missing, a directory, not UTF-8) is one line, cryptoapi: FILE: reason, and status
 1; so is a key daemon that goes away partway, naming the FILE:LINE reached (the
@@ -20,6 +22,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -181,23 +184,30 @@ def _refusals(outcome: Outcome) -> list[str]:
 def _print(
     outcomes: list[Outcome], km: KeyManager | None, listed: list[Message], show_keys: bool
 ) -> None:
+    now = time.time()  # setkey's time(0), for every "current:" of this listing
+    dumped = False
     for outcome in outcomes:
         command = outcome.statement.command
         if command not in SHOWN:
             continue
+        dumped = dumped or command in ("dump", "spddump")
         for reply in outcome.replies:
-            print(format_reply(reply, show_keys=show_keys))
+            print(format_reply(reply, show_keys=show_keys, now=now))
         if not outcome.replies and outcome.ok and command in ("dump", "spddump"):
             print("No SPD entries." if command == "spddump" else "No SAD entries.")
-    if km is not None:
-        sas = [m for m in listed if m.type == MsgType.DUMP]
-        print(
-            f"dry run (no --socket): {len(outcomes)} statements checked against an in-process "
-            f"key manager, which now holds {len(sas)} SAs and {len(listed) - len(sas)} "
-            "policies:"
-        )
-        for reply in listed:
-            print(format_reply(reply, show_keys=show_keys))
+    if km is None:
+        return
+    sas = [m for m in listed if m.type == MsgType.DUMP]
+    summary = (
+        f"dry run (no --socket): {len(outcomes)} statements checked against an in-process "
+        f"key manager, which now holds {len(sas)} SAs and {len(listed) - len(sas)} policies"
+    )
+    if dumped:  # -D listed them already: stdout stays exactly what setkey -D prints
+        print(summary + ".", file=sys.stderr)
+        return
+    print(summary + ":")
+    for reply in listed:
+        print(format_reply(reply, show_keys=show_keys, now=now))
 
 
 def _json(

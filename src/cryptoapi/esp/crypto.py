@@ -16,8 +16,9 @@ registry lookups, so each is the fastest implementation that passed its self-tes
 IVs (RFC 4303 §3.3.2 asks only that they be what the transform needs): the counter modes
 (CTR, GCM, CCM, GMAC, ChaCha20-Poly1305) take the 64-bit sequence number, unique per
 packet under one key as RFC 3686 §3.1, RFC 4106 §3.1 and RFC 7634 §2 require (the kernel's
-``seqiv`` does the same, xored with a salt); CBC takes 16 random bytes from the OS, as
-RFC 3602 §3 requires an unpredictable IV.
+``seqiv`` does the same, xored with a salt); CBC takes one block of random bytes from the
+OS (16 for AES and Camellia, 8 for 3DES, CAST-128 and Blowfish), as RFC 3602 §3, RFC 4312
+§2.1 and RFC 2451 §2.3 require an unpredictable IV, and pads to that block.
 """
 
 import os
@@ -28,7 +29,7 @@ from cryptoapi.errors import BadMessage
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.db.sad import SecurityAssociation
 
-CBC_NAME = "cbc(aes)"
+CBC_PREFIX = "cbc("  # cbc(aes), cbc(des3_ede), cbc(camellia), ...: random IVs
 
 Seal = Callable[[bytes, bytes, bytes], bytes]
 """(IV, plaintext, assoc) -> ciphertext || ICV. ``assoc`` is the AEAD AAD: the ESP header
@@ -97,7 +98,7 @@ def _encrypt_then_mac(
     seal, open_ = _etm(cipher_encrypt, cipher_decrypt, mac, icvlen)
     return EspCrypto(
         seal, open_, ivlen=encrypt.ivlen, icvlen=icvlen, align=align,
-        counter_iv=bool(encrypt.ivlen) and encrypt.name != CBC_NAME,
+        counter_iv=bool(encrypt.ivlen) and not encrypt.name.startswith(CBC_PREFIX),
     )  # fmt: skip
 
 

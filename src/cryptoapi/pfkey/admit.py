@@ -17,6 +17,12 @@ security context). The checks, with Linux's errno where Linux has the case:
   (``SaFlags.ESN``) without a replay window: EINVAL (Linux ``xfrm_init_replay`` refuses
   ESN without a window too).
 
+What is kept is what Linux's ``pfkey_msg2xfrm_state`` keeps: of ``sadb_sa_flags`` only the
+flags it implements (``NOECN``, ``DECAP_DSCP``, ``NOPMTUDISC``: ``KEPT_FLAGS``), so the 0x40
+setkey sends by default is not shown again; and the mode ``any`` (0), or no ``sa2`` at all,
+is stored as transport (``pfkey_mode_to_xfrm`` maps any to ``XFRM_MODE_TRANSPORT``, which
+is also the mode of a state with no ``sa2``).
+
 Unlike Linux's PF_KEY, combined-mode (AEAD) SAs are accepted, and the replay window is
 kept as given (Linux caps it at 32). Two extensions come from FreeBSD's PF_KEY: the SA flag
 ``SaFlags.ESN`` (kept in ``sa.flags``; allowed for AH as well as ESP, since RFC 4302 §2.5.1
@@ -24,8 +30,6 @@ gives AH ESN too, though only ESP has a data path here), and ``SA_REPLAY``, whos
 window in packets replaces ``sadb_sa_replay`` when present. UPDATE of a MATURE SA keeps its
 window and flags, as it keeps its algorithms (see :mod:`~cryptoapi.pfkey.handlers`).
 """
-
-import struct
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.db.sad import SecurityAssociation
@@ -42,14 +46,10 @@ from cryptoapi.pfkey.wire.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.extensions import SADB_SA, Lifetime, key_at, lifetime_at
 from cryptoapi.pfkey.wire.framing import invalid
 from cryptoapi.pfkey.wire.message import Scan, addresses
-from cryptoapi.pfkey.wire.x_extensions import SaReplay
-
-_SA = struct.Struct("<4sBBBBI")
-_SA2 = struct.Struct("<BBHII")
-_LIFETIME = struct.Struct("<IQQQ")
+from cryptoapi.pfkey.wire.x_extensions import SADB_X_SA2, SaReplay
 
 KEPT = (
     ExtType.ADDRESS_PROXY,
@@ -66,6 +66,8 @@ KEPT = (
 
 SA_TYPES = (SaType.AH, SaType.ESP)
 MAX_MODE = IpsecMode.BEET
+KEPT_FLAGS = SaFlags.NOECN | SaFlags.DECAP_DSCP | SaFlags.NOPMTUDISC | SaFlags.ESN
+"""The ``sadb_sa_flags`` an SA keeps: Linux's three, and ESN (see the module docstring)."""
 
 # plain ints for the per-add path (an enum member costs an attribute lookup)
 _SA_EXT = int(ExtType.SA)
@@ -76,6 +78,8 @@ _KEY_AUTH = int(ExtType.KEY_AUTH)
 _KEY_ENCRYPT = int(ExtType.KEY_ENCRYPT)
 _SA_REPLAY_EXT = int(ExtType.SA_REPLAY)
 _ESN = int(SaFlags.ESN)
+_KEPT_FLAGS = int(KEPT_FLAGS)
+_TRANSPORT = int(IpsecMode.TRANSPORT)
 _KEPT = frozenset(int(t) for t in KEPT)
 _LIFETIMES = frozenset((int(ExtType.LIFETIME_HARD), int(ExtType.LIFETIME_SOFT)))
 
@@ -94,8 +98,8 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
         raise invalid("the message needs an SA extension")
     src_ext, dst_ext, dst = addresses(scan)
     satype = scan.satype
-    spi, replay, _, auth, encrypt, flags = _SA.unpack_from(data, span[0] + 4)
-    spi = int.from_bytes(spi, "big")
+    _, _, spi_bytes, replay, _, auth, encrypt, flags = SADB_SA.unpack_from(data, span[0])
+    spi = int.from_bytes(spi_bytes, "big")
     if spi == 0:
         raise invalid("SPI 0 is reserved (RFC 4303 §2.1)")
     if flags & _ESN or _SA_REPLAY_EXT in spans:
@@ -103,12 +107,7 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
     auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(probe, satype, auth, encrypt)
     auth_bits, auth_key = _key(data, spans.get(_KEY_AUTH), auth_spec, auth_usable)
     encrypt_bits, encrypt_key = _key(data, spans.get(_KEY_ENCRYPT), encrypt_spec, encrypt_usable)
-    mode = reqid = 0
-    sa2 = spans.get(_SA2_EXT)
-    if sa2 is not None:
-        mode, _, _, _, reqid = _SA2.unpack_from(data, sa2[0] + 4)
-        if mode > MAX_MODE:
-            raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+    mode, reqid = sa2_mode(scan)
     extra = b""
     if not _KEPT.isdisjoint(spans):
         extra = b"".join(data[spans[t][0] : spans[t][1]] for t in spans if t in _KEPT)
@@ -117,28 +116,25 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
         hard = lifetime(scan, ExtType.LIFETIME_HARD)
         soft = lifetime(scan, ExtType.LIFETIME_SOFT)
     return SecurityAssociation(
-        satype,
-        spi,
-        dst,
-        SaState.MATURE,
-        replay,
-        auth,
-        encrypt,
-        flags,
-        auth_key,
-        auth_bits,
-        encrypt_key,
-        encrypt_bits,
-        mode,
-        reqid,
-        src_ext,
-        dst_ext,
-        hard,
-        soft,
-        extra,
-        now,
-        scan.seq,
-    )
+        satype=satype, spi=spi, dst=dst, state=SaState.MATURE, replay=replay,
+        auth=auth, encrypt=encrypt, flags=flags & _KEPT_FLAGS,
+        auth_key=auth_key, auth_bits=auth_bits,
+        encrypt_key=encrypt_key, encrypt_bits=encrypt_bits,
+        mode=mode, reqid=reqid, src_ext=src_ext, dst_ext=dst_ext,
+        hard=hard, soft=soft, extra=extra, added=now, seq=scan.seq,
+    )  # fmt: skip
+
+
+def sa2_mode(scan: Scan) -> tuple[int, int]:
+    """(mode, reqid) of the message's ``sa2``: transport for any (0) or no ``sa2`` (Linux
+    ``pfkey_mode_to_xfrm``); EINVAL for a mode other than any/transport/tunnel/BEET."""
+    span = scan.spans.get(_SA2_EXT)
+    if span is None:
+        return _TRANSPORT, 0
+    _, _, mode, _, _, _, reqid = SADB_X_SA2.unpack_from(scan.data, span[0])
+    if mode > MAX_MODE:
+        raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+    return mode or _TRANSPORT, reqid
 
 
 def replay_window(scan: Scan, replay: int, flags: int) -> int:
@@ -192,7 +188,7 @@ def lifetime(scan: Scan, exttype: int) -> Lifetime | None:
     span = scan.spans.get(exttype)
     if span is None:
         return None
-    return Lifetime(exttype, *_LIFETIME.unpack_from(scan.data, span[0] + 4))
+    return lifetime_at(scan.data, span[0])
 
 
 def _algorithms(satype: int, auth: int, encrypt: int) -> tuple[AlgSpec | None, AlgSpec | None]:
@@ -228,9 +224,9 @@ def _key(
     """(bits, key) of the key extension for ``spec``, checked against its RFC and the
     registry; (0, b"") when the algorithm takes no key."""
     if span is not None:
-        bits = data[span[0] + 4] | data[span[0] + 5] << 8
+        bits, material = key_at(data, span[0])
         if bits and bits in usable:
-            return bits, data[span[0] + 8 : span[0] + 8 + bits // 8]
+            return bits, material
     else:
         bits = 0
     if spec is None:

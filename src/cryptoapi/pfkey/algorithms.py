@@ -14,10 +14,15 @@ auth 3     hmac(sha1)                              160          -     12    2404
 auth 5     hmac(sha256)                            256          -     16    4868
 auth 6     hmac(sha384)                            384          -     24    4868
 auth 7     hmac(sha512)                            512          -     32    4868
+auth 8     hmac(rmd160)                            160          -     12    2857
 auth 9     xcbc(aes)                               128          -     12    3566
 auth 251   (null)                                  0            -     0     2410
+enc 3      cbc(des3_ede)                           192          8     -     2451
+enc 6      cbc(cast5)                              40-128       8     -     2451
+enc 7      cbc(blowfish)                           40-448       8     -     2451
 enc 11     (null)                                  0            0     -     2410
 enc 12     cbc(aes)                                128/192/256  16    -     3602
+enc 22     cbc(camellia)                           128/192/256  16    -     4312
 enc 13     rfc3686(ctr(aes))                       +32 nonce    8     -     3686
 enc 14-16  rfc4309(ccm(aes))                       +24 salt     8     8-16  4309
 enc 18-20  rfc4106(gcm(aes))                       +32 salt     8     8-16  4106
@@ -25,8 +30,12 @@ enc 23     rfc4543(gcm(aes))                       +32 salt     8     16    4543
 enc 28     rfc7539esp(chacha20,poly1305)           256+32 salt  8     16    7634
 =========  ======================================  ===========  ====  ====  =========
 
-Linux's PF_KEY reports ``sadb_alg_ivlen`` 8 for AES-CBC; the table gives the 16 bytes
-RFC 3602 sends. Number 28 for ChaCha20-Poly1305 is the IANA ESP transform ID (Linux defines
+Linux's PF_KEY reports ``sadb_alg_ivlen`` 8 for AES-CBC and Camellia-CBC; the table gives
+the 16 bytes (one block) RFC 3602 and RFC 4312 send. CAST-128 and Blowfish keys go from 40
+bits in 8-bit steps, as Linux's ``xfrm_algo.c`` lists them (RFC 2451 §2.2). Twofish
+(number 253) is not offered: no well-kept Python library implements it.
+
+Number 28 for ChaCha20-Poly1305 is the IANA ESP transform ID (Linux defines
 no SADB number for it).
 """
 
@@ -90,6 +99,7 @@ AUTH: dict[int, AlgSpec] = {
         _auth(AuthAlg.X_SHA2_256HMAC, "hmac(sha256)", 256, 16, 4868),
         _auth(AuthAlg.X_SHA2_384HMAC, "hmac(sha384)", 384, 24, 4868),
         _auth(AuthAlg.X_SHA2_512HMAC, "hmac(sha512)", 512, 32, 4868),
+        _auth(AuthAlg.X_RIPEMD160HMAC, "hmac(rmd160)", 160, 12, 2857),
         _auth(AuthAlg.X_AES_XCBC_MAC, "xcbc(aes)", 128, 12, 3566),
         AlgSpec(Kind.AUTH, AuthAlg.X_NULL, "", None, (0,), rfc=2410),
     )
@@ -100,7 +110,11 @@ ENCRYPT: dict[int, AlgSpec] = {
     spec.id: spec
     for spec in (
         AlgSpec(Kind.ENCRYPT, EncryptAlg.NULL, "", None, (0,), rfc=2410),
+        _cipher(EncryptAlg.THREEDESCBC, "cbc(des3_ede)", (192,), 8, 2451),
+        _cipher(EncryptAlg.X_CASTCBC, "cbc(cast5)", tuple(range(40, 129, 8)), 8, 2451),
+        _cipher(EncryptAlg.X_BLOWFISHCBC, "cbc(blowfish)", tuple(range(40, 449, 8)), 8, 2451),
         _cipher(EncryptAlg.X_AESCBC, "cbc(aes)", _AES, 16, 3602),
+        _cipher(EncryptAlg.X_CAMELLIACBC, "cbc(camellia)", _AES, 16, 4312),
         _cipher(EncryptAlg.X_AESCTR, "rfc3686(ctr(aes))", _plus(32), 8, 3686),
         _aead(EncryptAlg.X_AES_CCM_ICV8, "rfc4309(ccm(aes))", _plus(24), 8, 4309),
         _aead(EncryptAlg.X_AES_CCM_ICV12, "rfc4309(ccm(aes))", _plus(24), 12, 4309),

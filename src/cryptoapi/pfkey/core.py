@@ -5,6 +5,7 @@ its handlers and nothing imports back (the layers import downward only)."""
 import random
 from typing import Protocol
 
+from cryptoapi.pfkey.clients import Clients
 from cryptoapi.pfkey.db.acquires import Acquires
 from cryptoapi.pfkey.db.expiry import Timers
 from cryptoapi.pfkey.db.sad import SADatabase, SecurityAssociation
@@ -21,7 +22,9 @@ class KeyManagerCore(Protocol):
     probe: AlgorithmProbe
     timers: Timers
     rng: random.Random
-    registered: set[int]
+    clients: Clients
+    sender: int
+    """The client whose message is being handled."""
     acquires: Acquires
 
     def remove(self, sa: SecurityAssociation) -> None: ...

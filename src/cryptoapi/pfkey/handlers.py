@@ -9,7 +9,7 @@ import hmac
 from dataclasses import replace
 
 from cryptoapi.pfkey import replies
-from cryptoapi.pfkey.admit import MAX_MODE, admit, lifetime, sa_type
+from cryptoapi.pfkey.admit import admit, lifetime, sa2_mode, sa_type
 from cryptoapi.pfkey.core import KeyManagerCore
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 from cryptoapi.pfkey.errors import PfkeyError
@@ -24,10 +24,9 @@ from cryptoapi.pfkey.wire.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.wire.extensions import SpiRange
+from cryptoapi.pfkey.wire.extensions import SpiRange, address_ip, key_at, sa_fields
 from cryptoapi.pfkey.wire.framing import invalid
 from cryptoapi.pfkey.wire.message import Scan, addresses
-from cryptoapi.pfkey.wire.x_extensions import Sa2
 
 ECHO_DROP = frozenset(int(t) for t in (ExtType.SA, ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT))
 """What an ADD or UPDATE reply leaves out of the echoed message (the SA is rebuilt)."""
@@ -41,8 +40,7 @@ def _lookup_key(scan: Scan) -> SaKey:
     if span is None:
         raise invalid("the message needs an SA extension")
     _, _, dst = addresses(scan)
-    spi = int.from_bytes(scan.data[span[0] + 4 : span[0] + 8], "big")
-    return (scan.satype, dst, spi)
+    return (scan.satype, dst, sa_fields(scan.data, span[0])[0])
 
 
 def _find(km: KeyManagerCore, key: SaKey) -> SecurityAssociation:
@@ -63,15 +61,14 @@ def getspi(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
         low, high = max(found.min_spi, 1), found.max_spi
         if low > high:
             raise invalid(f"SPI range {found.min_spi:#x}-{found.max_spi:#x} is empty")
-    sa2 = scan.decode(ExtType.X_SA2)
-    mode, reqid = (sa2.mode, sa2.reqid) if isinstance(sa2, Sa2) else (0, 0)
-    if mode > MAX_MODE:
-        raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+    mode, reqid = sa2_mode(scan)  # Linux pfkey_getspi: transport without an sa2 too
     spi = _free_spi(km, scan.satype, dst, low, high)
     km.acquires.pop(scan.seq, None)
     sa = SecurityAssociation(
-        scan.satype, spi, dst, SaState.LARVAL, 0, 0, 0, 0, b"", 0, b"", 0, mode, reqid,
-        src_ext, dst_ext, None, None, b"", now, scan.seq,
+        satype=scan.satype, spi=spi, dst=dst, state=SaState.LARVAL, replay=0,
+        auth=0, encrypt=0, flags=0, auth_key=b"", auth_bits=0, encrypt_key=b"",
+        encrypt_bits=0, mode=mode, reqid=reqid, src_ext=src_ext, dst_ext=dst_ext,
+        hard=None, soft=None, extra=b"", added=now, seq=scan.seq,
     )  # fmt: skip
     km.sad.add(sa)
     km.larval(sa)
@@ -117,7 +114,7 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """
     old = _find(km, _lookup_key(scan))
     src_ext, _, _ = addresses(scan)
-    if _ip(src_ext) != _ip(old.src_ext):
+    if address_ip(src_ext) != address_ip(old.src_ext):  # (the length tells the family)
         raise invalid("UPDATE cannot change an SA's source address")
     if old.state == SaState.LARVAL:
         if km.probe.reprobe:
@@ -135,24 +132,15 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     return [replies.echo(scan, new, ECHO_DROP)]
 
 
-def _ip(address_ext: bytes) -> bytes:
-    """Family and packed address of a (validated) address extension."""
-    if len(address_ext) == 24:
-        return address_ext[8:10] + address_ext[12:16]
-    return address_ext[8:10] + address_ext[16:32]
-
-
 def _relifed(km: KeyManagerCore, old: SecurityAssociation, scan: Scan) -> SecurityAssociation:
     span = scan.spans[ExtType.SA]
-    auth, encrypt = scan.data[span[0] + 10], scan.data[span[0] + 11]
+    _, _, _, auth, encrypt, _ = sa_fields(scan.data, span[0])
     if (auth, encrypt) != (old.auth, old.encrypt):
         raise invalid("UPDATE of a MATURE SA cannot change its algorithms (RFC 2367 §3.1.2)")
     for exttype, key in ((ExtType.KEY_AUTH, old.auth_key), (ExtType.KEY_ENCRYPT, old.encrypt_key)):
         given = scan.spans.get(exttype)
         if given is not None:
-            start = given[0]
-            bits = scan.data[start + 4] | scan.data[start + 5] << 8
-            material = scan.data[start + 8 : start + 8 + (bits + 7) // 8]
+            material = key_at(scan.data, given[0])[1]
             if not hmac.compare_digest(material, key):
                 raise invalid("UPDATE of a MATURE SA cannot change its keys (RFC 2367 §3.1.2)")
     hard = lifetime(scan, ExtType.LIFETIME_HARD)
@@ -192,12 +180,15 @@ def flush(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
 
 
 def dump_lazily(km: KeyManagerCore, scan: Scan) -> replies.Dump:
-    """§3.1.10: one message per SA of the type (all for UNSPEC), ``sadb_msg_seq`` counting
-    down to 0; ENOENT when there is none (as Linux). Which SAs, and their numbering, are
-    fixed now; each message is built when it is taken (a daemon's bounded queue)."""
+    """§3.1.10: one message per SA of the type (all for UNSPEC), newest first, as Linux's
+    ``pfkey_dump_sa`` walks ``xfrm_state_walk`` (``__xfrm_state_insert`` puts each new
+    state at the head of the list); numbered as :class:`~replies.Dump` says; ENOENT when
+    there is none (as Linux). Which SAs, and their numbering, are fixed now; each message
+    is built when it is taken (a daemon's bounded queue)."""
     found = _of_type(km, scan.satype)  # the selection FLUSH uses too
     if not found:
         raise PfkeyError(E_EMPTY, "the database has no SA of that type")
+    found.reverse()
     return replies.dump(found, scan.pid)
 
 

@@ -1,9 +1,10 @@
 """REGISTER and ACQUIRE: key managers listening for SA requests (RFC 2367 §3.1.6-3.1.7).
 
-REGISTER adds the sender to the listeners of an SA type and answers with the algorithms the
-registry offers for it (``<base, supported(A), supported(E)>``, AH: authentication only),
-each with the key sizes its RFC allows and the registry's implementation takes. It is the
-one message that probes every algorithm (each at most once per key manager).
+REGISTER adds the sender to the listeners of an SA type (once: again is EEXIST) and
+answers with the algorithms the registry offers for it (``<base, supported(A),
+supported(E)>``, AH: authentication only), each with the key sizes its RFC allows and the
+registry's implementation takes. It is the one message that probes every algorithm (each
+at most once per key manager).
 
 ACQUIRE asks registered key managers for an SA: the kernel (here :meth:`KeyManager.acquire`)
 or an application (§3.1.6, ``<base, address(SD), (address(P),) (identity(SD),)
@@ -22,6 +23,7 @@ from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.core import KeyManagerCore
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.wire.constants import (
+    E_EXISTS,
     E_NOT_FOUND,
     SADB_SATYPE_MAX,
     ExtType,
@@ -67,13 +69,14 @@ def supported(km: KeyManagerCore, satype: int) -> bytes:
 
 
 def register(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
-    """§3.1.7: listen for ACQUIRE and EXPIRE of the SA type; reply with what is supported.
-    UNSPEC only asks what is supported (Linux); a type above the SADB maximum is EINVAL."""
+    """§3.1.7: the sender listens for ACQUIRE and EXPIRE of the SA type; reply with what is
+    supported. UNSPEC only asks what is supported; a type above the SADB maximum is EINVAL,
+    one the sender registered for already EEXIST (Linux ``pfkey_register``)."""
     if scan.satype > SADB_SATYPE_MAX:
         raise invalid(f"SA type {scan.satype} is above the maximum {int(SADB_SATYPE_MAX)}")
+    if scan.satype != SaType.UNSPEC and not km.clients.register(km.sender, scan.satype):
+        raise PfkeyError(E_EXISTS, f"this client is registered for SA type {scan.satype}")
     body = supported(km, scan.satype)
-    if scan.satype != SaType.UNSPEC:
-        km.registered.add(scan.satype)
     return [replies.base(MsgType.REGISTER, scan.satype, scan.seq, scan.pid, body)]
 
 
@@ -120,7 +123,7 @@ def acquire(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     src_ext, dst_ext, _ = addresses(scan)
     if ExtType.PROPOSAL not in scan.spans:
         raise invalid("an ACQUIRE needs a PROPOSAL extension")
-    if scan.satype not in km.registered:
+    if not km.clients.listening(scan.satype):
         raise PfkeyError(E_NOT_FOUND, f"no key manager listens for SA type {scan.satype}")
     km.acquires.add(scan.seq, scan.satype, src_ext, dst_ext, now)
     body = b"".join(scan.data[start:end] for start, end in scan.spans.values())

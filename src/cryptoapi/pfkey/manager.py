@@ -1,27 +1,34 @@
 """The key manager: PF_KEY v2 messages in, replies and notifications out (RFC 2367 §3).
 
-:meth:`KeyManager.handle` takes one message and returns the messages it causes, the replies
-to the sender first (with the sender's ``sadb_msg_seq`` and ``pid``; DUMP gives one per SA),
-then notifications (EXPIREs that came due). It never raises on bad input: a refused
-message gets a header-only reply carrying ``sadb_msg_errno`` (§1.4) and leaves the database
-exactly as it was.
+A sans-I/O core, as h11's ``Connection`` is for HTTP: it decides who gets each message and
+a transport moves the bytes. It knows its clients by an opaque id (:meth:`KeyManager.connect`,
+:meth:`~KeyManager.disconnect`) and keeps what each REGISTERed for and whether it is
+promiscuous (:mod:`~cryptoapi.pfkey.clients`). :meth:`~KeyManager.process` takes one message
+from a client and returns typed results (:mod:`~cryptoapi.pfkey.routing`): a ``Reply`` for
+the sender, a ``Notice`` for the clients it names (the registered, the promiscuous), a
+``DumpReply`` whose messages are built as they are taken. It never raises on bad input: a
+refused message gets a header-only reply carrying ``sadb_msg_errno`` (§1.4) and leaves the
+database exactly as it was.
 
-Routing, for a daemon: EXPIRE and ACQUIRE messages are for the key managers registered for
-their SA type (an application's ACQUIRE is forwarded, not answered; a key manager's
-header-only ACQUIRE gets no reply); every other message is for the sender. ADD, UPDATE and
-DELETE replies carry no keys, so they may also be broadcast. ``registered`` is the union of
-what every client registered for: a daemon keeps per-client registrations itself.
+:meth:`~KeyManager.handle` is the same for the in-process client
+(:data:`~cryptoapi.pfkey.clients.ANONYMOUS`): one message in, the messages that reach it out,
+the replies first (with the sender's ``sadb_msg_seq`` and ``pid``; DUMP gives one per SA),
+then notifications for it (EXPIREs that came due, if it registered for their type).
+``registered`` is what it registered for; an in-process data path may add to it directly.
 
 A key manager is not thread-safe: one call at a time (a daemon serializes them).
 
 Time comes from ``clock`` (seconds, ``time.time`` by default), so tests can drive lifetimes
-and the expiry of pending ACQUIREs; due timers run at each :meth:`~KeyManager.handle` and
-:meth:`~KeyManager.tick`. Usage (bytes and allocations) is reported with
-:meth:`~KeyManager.account`, since there is no packet path.
+and the expiry of pending ACQUIREs; due timers run at each message,
+:meth:`~KeyManager.run_timers` and :meth:`~KeyManager.tick`. Usage (bytes and allocations)
+is reported with :meth:`~KeyManager.account`, since there is no packet path. ``tick``,
+``account``, ``acquire``, ``expire`` and ``soft_expire`` return the EXPIREs and ACQUIREs as
+bytes, for an in-process caller to deliver; they are made only when some client listens.
 
-A daemon calls :meth:`~KeyManager.handle_lazily` instead: the same, but the replies to a DUMP
-or SPDDUMP come as a :class:`~cryptoapi.pfkey.replies.Dump` that builds each when it is
-taken, so a reader that does not read costs a bounded queue, not the whole database.
+A daemon calls :meth:`~KeyManager.process` with ``lazily=True``: then the replies to a DUMP
+or SPDDUMP come as a :class:`~cryptoapi.pfkey.routing.DumpReply` that builds each when it
+is taken, so a reader that does not read costs a bounded queue, not the whole database
+(:meth:`~KeyManager.handle_lazily` is the same for the in-process client).
 """
 
 import random
@@ -30,7 +37,8 @@ from collections.abc import Callable
 
 import cryptoapi
 from cryptoapi import Registry
-from cryptoapi.pfkey import handlers, listeners, replies, spd_handlers
+from cryptoapi.pfkey import handlers, listeners, promisc, replies, routing, spd_handlers
+from cryptoapi.pfkey.clients import ANONYMOUS, Clients
 from cryptoapi.pfkey.db.acquires import Acquires
 from cryptoapi.pfkey.db.expiry import HARD, LARVAL, SOFT, Timers, over
 from cryptoapi.pfkey.db.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
@@ -39,7 +47,7 @@ from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.probe import AlgorithmProbe
 from cryptoapi.pfkey.wire.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
 from cryptoapi.pfkey.wire.extensions import Address, Lifetime
-from cryptoapi.pfkey.wire.message import Buffer, Message, Scan, scan
+from cryptoapi.pfkey.wire.message import Buffer, Message, Scan, scan_request
 from cryptoapi.pfkey.wire.sockaddr import SockAddr
 
 Handler = Callable[["KeyManager", Scan, float], list[bytes]]
@@ -63,6 +71,7 @@ HANDLERS: dict[int, Handler] = {
     MsgType.REGISTER: listeners.register,
     MsgType.FLUSH: handlers.flush,
     MsgType.DUMP: handlers.dump,
+    MsgType.X_PROMISC: promisc.promisc,
     MsgType.EXPIRE: handlers.reported_expire,
     **spd_handlers.HANDLERS,
 }
@@ -93,8 +102,10 @@ class KeyManager:
         self.clock = clock
         self.rng: random.Random = random.SystemRandom() if rng is None else rng
         self.larval_timeout = larval_timeout
-        self.registered: set[int] = set()
-        """SA types a key manager has REGISTERed for: they get ACQUIRE and EXPIRE."""
+        self.clients = Clients()
+        """Who is connected: what each registered for, which are promiscuous."""
+        self.sender = ANONYMOUS
+        """The client whose message is being handled (for REGISTER and PROMISC)."""
         self.acquires = Acquires()
         """Pending SA requests by sadb_msg_seq: expire after 30 s, at most 1024."""
         self._acquire_seq = 0
@@ -104,32 +115,61 @@ class KeyManager:
         self.on_dying: Callable[[SecurityAssociation], None] | None = None
         """Called with each SA a soft limit makes DYING (a state store writes it then)."""
 
-    def handle(self, message: Buffer) -> list[bytes]:
-        """The replies to one PF_KEY message, the sender's first (see the module doc)."""
+    @property
+    def registered(self) -> set[int]:
+        """The SA types the in-process client listens for (ACQUIRE and EXPIRE)."""
+        return self.clients.registered[ANONYMOUS]
+
+    def connect(self) -> int:
+        """A new client's id, for :meth:`process` (a daemon: one per connection)."""
+        return self.clients.connect()
+
+    def disconnect(self, client: int) -> None:
+        """Forget ``client``, its registrations and promiscuous mode."""
+        self.clients.disconnect(client)
+
+    def process(self, client: int, message: Buffer, *, lazily: bool = False) -> list[routing.Event]:
+        """Where the messages one message from ``client`` causes go (see the module doc):
+        a copy of it for the promiscuous clients (Linux ``pfkey_process``), its replies and
+        notifications, then the EXPIREs that came due. With ``lazily``, the replies to a
+        DUMP or SPDDUMP come as one DumpReply (Linux ``pfkey_do_dump``)."""
         data = message if isinstance(message, bytes) else bytes(message)
         now, due = self._begin()
+        events: list[routing.Event] = []
+        self.sender = client
+        copied = False
         try:
-            found = scan(data)
-            out = HANDLERS.get(found.type, handlers.unsupported)(self, found, now)
+            found = scan_request(data)
+            if promiscuous := self.clients.promiscuous:
+                events.append(routing.Notice(found.data, promiscuous))
+                copied = True
+            lazy = DUMPS.get(found.type) if lazily else None
+            if lazy is not None:
+                events.append(routing.DumpReply(lazy(self, found), promiscuous))
+            else:
+                out = HANDLERS.get(found.type, handlers.unsupported)(self, found, now)
+                routing.answers(self.clients, client, out, self.clients.promiscuous, events)
         except PfkeyError as error:
             self._errors += 1
-            out = [replies.error(data, error.errno)]
-        return out + due if due else out
+            routing.refusal(self.clients, replies.error(data, error.errno), copied, events)
+        finally:
+            self.sender = ANONYMOUS
+        if due:
+            events += routing.notices(self.clients, due)
+        return events
+
+    def handle(self, message: Buffer) -> list[bytes]:
+        """The messages one message from the in-process client brings it: the replies
+        first (see the module doc)."""
+        return routing.deliveries(ANONYMOUS, self.process(ANONYMOUS, message))
 
     def handle_lazily(self, message: Buffer) -> tuple[list[bytes], replies.Dump | None]:
         """As :meth:`handle`, but the replies to a DUMP or SPDDUMP come as a Dump, built as
-        the caller takes them (Linux ``pfkey_do_dump`` walks as the reader drains); the list
-        then holds what else is due (EXPIREs), or the error reply that ends the dump."""
-        data = message if isinstance(message, bytes) else bytes(message)
-        lazy = DUMPS.get(data[1]) if len(data) > 1 else None
-        if lazy is None:
-            return self.handle(data), None
-        _, due = self._begin()
-        try:
-            return due, lazy(self, scan(data))
-        except PfkeyError as error:
-            self._errors += 1
-            return [replies.error(data, error.errno), *due], None
+        the caller takes them; the list then holds what else is due (EXPIREs), or the error
+        reply that ends the dump."""
+        events = self.process(ANONYMOUS, message, lazily=True)
+        dump = next((e.dump for e in events if type(e) is routing.DumpReply), None)
+        return routing.deliveries(ANONYMOUS, events), dump
 
     def _begin(self) -> tuple[float, list[bytes]]:
         """Count a message; the time now and the EXPIREs of the timers due by then."""
@@ -140,6 +180,10 @@ class KeyManager:
     def tick(self) -> list[bytes]:
         """Run the lifetime timers that are due; the EXPIREs for registered listeners."""
         return self._run_timers(self.clock())
+
+    def run_timers(self) -> list[routing.Notice]:
+        """As :meth:`tick`, for a transport: where those EXPIREs go."""
+        return routing.notices(self.clients, self.tick())
 
     def account(
         self, satype: int, dst: AddressLike, spi: int, *, nbytes: int = 0, allocations: int = 0
@@ -171,7 +215,7 @@ class KeyManager:
         Raises PfkeyError(EAGAIN) when ``ACQUIRE_MAX`` requests are pending, as Linux's
         ``xfrm_state_find`` answers a packet whose ACQUIRE is in progress.
         """
-        if satype not in self.registered:
+        if not self.clients.listening(satype):
             return []
         seq = self._acquire_seq + 1
         source = _address(ExtType.ADDRESS_SRC, src)
@@ -195,7 +239,7 @@ class KeyManager:
             "errors": self._errors,
             "expired_soft": self._expired[SOFT],
             "expired_hard": self._expired[HARD],
-            "registered": len(self.registered),
+            "registered": len(set().union(*self.clients.registered.values())),
             "acquires": len(self.acquires),
             "acquires_refused": self.acquires.refused,
         }
@@ -237,7 +281,7 @@ class KeyManager:
             assert sa.hard is not None
             return self.expire(sa, sa.hard)
         self._expired[kind] += 1
-        if sa.satype not in self.registered:
+        if not self.clients.hears(sa.satype):
             return []
         return [replies.expire(sa, lifetime)]
 
@@ -255,7 +299,7 @@ class KeyManager:
         self.remove(sa)
         sa.state = SaState.DEAD
         self._expired[HARD] += 1
-        if sa.satype not in self.registered:
+        if not self.clients.hears(sa.satype):
             return []
         return [replies.expire(sa, reached)]
 

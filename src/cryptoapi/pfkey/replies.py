@@ -1,7 +1,9 @@
 """The messages the key manager sends, built from SA records (RFC 2367 §3.1).
 
-- GET and DUMP (§3.1.5, §3.1.10): ``<base, SA, (lifetime(HS),) lifetime(C), address(SD),
-  (key(AE),) sa2, (sa_replay,) (kept extensions)>``, keys included; ``sa_replay``
+- GET and DUMP (§3.1.5, §3.1.10): ``<base, SA, lifetime(HSC), address(SD), (key(AE),)
+  sa2, (sa_replay,) (kept extensions)>``, keys included; the hard and soft lifetimes are
+  always there, all zero when the SA has none (Linux ``pfkey_xfrm_state2msg`` sends both
+  whatever the SA has, ``_X2KEY`` turning "no limit" into 0); ``sa_replay``
   (FreeBSD's ``sadb_x_sa_replay``) only for a window above 255, which ``sadb_sa_replay``
   cannot hold (it then says 255), so a window Linux could have is sent as Linux sends it;
 - EXPIRE (§3.1.8): ``<base, SA, lifetime(C and one of HS), address(SD)>``, no keys;
@@ -12,23 +14,19 @@ Addresses and kept extensions are the validated bytes the SA was created from. T
 of a DUMP are a :class:`Dump`, each built when it is taken.
 """
 
-import struct
 from collections.abc import Callable, Sequence
 
 from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.wire.constants import PF_KEY_V2, SADB_SA_REPLAY_MAX, ExtType, MsgType
-from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.extensions import SADB_KEY, SADB_LIFETIME, SADB_SA, Lifetime
 from cryptoapi.pfkey.wire.message import HEADER, Scan
-from cryptoapi.pfkey.wire.x_extensions import SaReplay
+from cryptoapi.pfkey.wire.x_extensions import SADB_X_SA2, SaReplay
 
-_SA = struct.Struct("<HH4sBBBBI")
-_LIFETIME = struct.Struct("<HHIQQQ")
-_KEY = struct.Struct("<HHHH")
-_SA2 = struct.Struct("<HHBBHII")
-
-_SA_WORDS = _SA.size // 8
-_LIFETIME_WORDS = _LIFETIME.size // 8
-_SA2_WORDS = _SA2.size // 8
+# packed directly (not through the extension classes): these are the per-SA paths of GET
+# and DUMP
+_SA_WORDS = SADB_SA.size // 8
+_LIFETIME_WORDS = SADB_LIFETIME.size // 8
+_SA2_WORDS = SADB_X_SA2.size // 8
 _SA_TYPE = int(ExtType.SA)
 
 
@@ -49,7 +47,7 @@ def sa_ext(sa: SecurityAssociation, state: int | None = None) -> bytes:
     """The ``sadb_sa`` extension of ``sa`` (its own state unless ``state`` is given); a
     window above 255 is sent as 255 (as FreeBSD sends it), and in full by
     :func:`full`'s SA_REPLAY."""
-    return _SA.pack(
+    return SADB_SA.pack(
         _SA_WORDS,
         _SA_TYPE,
         sa.spi.to_bytes(4, "big"),
@@ -62,7 +60,7 @@ def sa_ext(sa: SecurityAssociation, state: int | None = None) -> bytes:
 
 
 def lifetime_ext(lifetime: Lifetime) -> bytes:
-    return _LIFETIME.pack(
+    return SADB_LIFETIME.pack(
         _LIFETIME_WORDS,
         lifetime.exttype,
         lifetime.allocations,
@@ -72,9 +70,14 @@ def lifetime_ext(lifetime: Lifetime) -> bytes:
     )
 
 
+_NO_HARD = lifetime_ext(Lifetime(ExtType.LIFETIME_HARD))
+_NO_SOFT = lifetime_ext(Lifetime(ExtType.LIFETIME_SOFT))
+"""The lifetimes of an SA without limits, as Linux sends them: all zero."""
+
+
 def current_ext(sa: SecurityAssociation) -> bytes:
     """The current lifetime (§2.3.2): usage so far, add and first-use times in seconds."""
-    return _LIFETIME.pack(
+    return SADB_LIFETIME.pack(
         _LIFETIME_WORDS,
         ExtType.LIFETIME_CURRENT,
         sa.allocations,
@@ -86,21 +89,23 @@ def current_ext(sa: SecurityAssociation) -> bytes:
 
 def key_ext(exttype: int, bits: int, key: bytes) -> bytes:
     pad = -len(key) % 8
-    return _KEY.pack(1 + (len(key) + pad) // 8, exttype, bits, 0) + key + bytes(pad)
+    return SADB_KEY.pack(1 + (len(key) + pad) // 8, exttype, bits, 0) + key + bytes(pad)
 
 
 def sa2_ext(sa: SecurityAssociation) -> bytes:
-    return _SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, 0, sa.reqid)
+    return SADB_X_SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, 0, sa.reqid)
 
 
 def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool) -> bytes:
     """The whole SA (GET, DUMP): lifetimes, addresses, keys if ``keys``, sa2, the rest."""
-    parts = [sa_ext(sa)]
-    if sa.hard is not None:
-        parts.append(lifetime_ext(sa.hard))
-    if sa.soft is not None:
-        parts.append(lifetime_ext(sa.soft))
-    parts += (current_ext(sa), sa.src_ext, sa.dst_ext)
+    parts = [
+        sa_ext(sa),
+        _NO_HARD if sa.hard is None else lifetime_ext(sa.hard),
+        _NO_SOFT if sa.soft is None else lifetime_ext(sa.soft),
+        current_ext(sa),
+        sa.src_ext,
+        sa.dst_ext,
+    ]
     if keys and sa.auth_bits:
         parts.append(key_ext(ExtType.KEY_AUTH, sa.auth_bits, sa.auth_key))
     if keys and sa.encrypt_bits:
@@ -141,7 +146,9 @@ class Dump:
     is taken: a reader that stops reading holds a daemon to what it has queued, not to a
     copy of the database (Linux ``pfkey_do_dump`` too walks the database only as the
     reader's receive buffer drains). Message ``i`` of ``count`` has ``sadb_msg_seq``
-    ``count - 1 - i``, so the last has 0 (§3.1.10)."""
+    ``i + 1``, and the last has 0 (§3.1.10: 0 ends the dump), as Linux numbers them
+    (``dump_sa`` and ``dump_sp`` give ``count + 1``; ``pfkey_do_dump`` sets the last one's
+    to 0)."""
 
     __slots__ = ("_build", "_count", "_next")
 
@@ -165,8 +172,14 @@ class Dump:
         return self._build(i)
 
 
+def dump_seq(i: int, count: int) -> int:
+    """The ``sadb_msg_seq`` of message ``i`` of a dump of ``count`` (see :class:`Dump`)."""
+    return i + 1 if i + 1 < count else 0
+
+
 def dump(sas: Sequence[SecurityAssociation], pid: int) -> Dump:
-    """The DUMP messages for ``sas``, keys included, ``sadb_msg_seq`` down to 0. Each SA is
-    shown as it is when its message is built; which SAs, and their numbers, are fixed now."""
-    last = len(sas) - 1
-    return Dump(len(sas), lambda i: full(sas[i], MsgType.DUMP, last - i, pid, keys=True))
+    """The DUMP messages for ``sas``, in that order, keys included, numbered as
+    :class:`Dump` says. Each SA is shown as it is when its message is built; which SAs, and
+    their numbers, are fixed now."""
+    count = len(sas)
+    return Dump(count, lambda i: full(sas[i], MsgType.DUMP, dump_seq(i, count), pid, keys=True))

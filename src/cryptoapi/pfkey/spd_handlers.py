@@ -5,25 +5,43 @@
 - SPDDELETE: remove the policy of that direction and selector (ENOENT if none);
 - SPDGET / SPDDELETE2: show / remove the policy with the ``sadb_x_policy_id`` (ENOENT);
 - SPDFLUSH: remove every policy (header-only reply);
-- SPDDUMP: one message per policy, ``sadb_msg_seq`` counting down to 0 (ENOENT if none).
+- SPDDUMP: one message per policy, newest first, ``sadb_msg_seq`` 1, 2, ... and 0 on the
+  last (ENOENT if none), as Linux's ``pfkey_dump_sp`` walks ``xfrm_policy_walk``.
 
 Each reply is the policy as :meth:`SecurityPolicy.message` builds it, with the request's
-type, seq and pid, as Linux's ``key_notify_policy`` and ``key_pol_get_resp`` send them.
-Validation comes first: a refused message leaves the SPD as it was.
+type, seq and pid, as Linux's ``key_notify_policy`` and ``key_pol_get_resp`` send them, and
+its reference count (see :mod:`~cryptoapi.pfkey.db.spd`). Validation comes first: a refused
+message leaves the SPD as it was.
 """
 
 from collections.abc import Callable
 
 from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.core import KeyManagerCore
-from cryptoapi.pfkey.db.spd import SecurityPolicy, admit_policy, index_dir, policy_of
+from cryptoapi.pfkey.db.spd import (
+    HELD,
+    IN_SPD,
+    SecurityPolicy,
+    admit_policy,
+    index_dir,
+    policy_of,
+    wanted_policy,
+)
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.wire.constants import E_EMPTY, E_EXISTS, MsgType
 from cryptoapi.pfkey.wire.message import Scan
 
 
-def _reply(policy: SecurityPolicy, scan: Scan) -> list[bytes]:
-    return [policy.message(scan.type, scan.seq, scan.pid).encode()]
+def _reply(policy: SecurityPolicy, scan: Scan, refcnt: int) -> list[bytes]:
+    return [policy.message(scan.type, scan.seq, scan.pid, refcnt=refcnt).encode()]
+
+
+def _new(km: KeyManagerCore, policy: SecurityPolicy) -> SecurityPolicy:
+    """An admitted policy as it goes in: its unique requests given reqids, its index 0
+    for the SPD to number."""
+    policy = km.spd.unique_reqids(policy)
+    policy.index = 0
+    return policy
 
 
 def spdadd(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
@@ -32,28 +50,25 @@ def spdadd(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     policy = admit_policy(scan, now)
     if km.spd.find(policy.selector) is not None:
         raise PfkeyError(E_EXISTS, "a policy with this direction and selector exists")
-    policy.index = 0
+    policy = _new(km, policy)
     km.spd.insert(policy)
-    return _reply(policy, scan)
+    return _reply(policy, scan, HELD)
 
 
 def spdupdate(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Add a policy or replace the one with its direction and selector."""
-    policy = admit_policy(scan, now)
-    old = km.spd.find(policy.selector)
-    policy.index = 0
-    km.spd.insert(policy, replacing=old)
-    return _reply(policy, scan)
+    policy = _new(km, admit_policy(scan, now))
+    km.spd.insert(policy, replacing=km.spd.find(policy.selector))
+    return _reply(policy, scan, HELD)
 
 
 def spddelete(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Remove the policy with the message's direction and selector; ENOENT if none."""
-    wanted = admit_policy(scan, now)
-    policy = km.spd.find(wanted.selector)
+    policy = km.spd.find(wanted_policy(scan, now).selector)
     if policy is None:
         raise PfkeyError(E_EMPTY, "no policy has this direction and selector")
     km.spd.remove(policy)
-    return _reply(policy, scan)
+    return _reply(policy, scan, IN_SPD)
 
 
 def _by_index(km: KeyManagerCore, scan: Scan) -> SecurityPolicy:
@@ -67,14 +82,14 @@ def _by_index(km: KeyManagerCore, scan: Scan) -> SecurityPolicy:
 
 def spdget(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """The policy with the ``sadb_x_policy_id`` of the message; ENOENT if none."""
-    return _reply(_by_index(km, scan), scan)
+    return _reply(_by_index(km, scan), scan, HELD)
 
 
 def spddelete2(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """Remove the policy with the ``sadb_x_policy_id`` of the message; ENOENT if none."""
     policy = _by_index(km, scan)
     km.spd.remove(policy)
-    return _reply(policy, scan)
+    return _reply(policy, scan, IN_SPD)
 
 
 def spdflush(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
@@ -85,15 +100,20 @@ def spdflush(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
 
 
 def spddump_lazily(km: KeyManagerCore, scan: Scan) -> replies.Dump:
-    """One SPDDUMP message per policy, ``sadb_msg_seq`` down to 0; ENOENT when there is
-    none (Linux ``xfrm_policy_walk``); each built when it is taken."""
+    """One SPDDUMP message per policy, newest first, numbered as :class:`~replies.Dump`
+    says; ENOENT when there is none (Linux ``xfrm_policy_walk``); each built when it is
+    taken."""
     policies = list(km.spd)
     if not policies:
         raise PfkeyError(E_EMPTY, "the SPD has no policy")
-    last, pid = len(policies) - 1, scan.pid
-    return replies.Dump(
-        len(policies), lambda i: policies[i].message(MsgType.X_SPDDUMP, last - i, pid).encode()
-    )
+    policies.reverse()
+    count, pid = len(policies), scan.pid
+
+    def build(i: int) -> bytes:
+        seq = replies.dump_seq(i, count)
+        return policies[i].message(MsgType.X_SPDDUMP, seq, pid).encode()
+
+    return replies.Dump(count, build)
 
 
 def spddump(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:

@@ -1,4 +1,12 @@
-"""Views of a registry (the kernel's ``crypto/proc.c``, ``/proc/crypto``)."""
+"""Views of a registry (the kernel's ``crypto/proc.c``, ``/proc/crypto``).
+
+Each record carries what ``c_show`` prints beyond the algorithm's own fields: ``refcnt``
+(the kernel's ``cra_refcnt``: 1 for the registration, plus one per registered template
+instance that holds it as an inner algorithm, as a ``crypto_spawn`` does; transforms in use
+are not counted here) and ``order``, the registration sequence, by which ``/proc/crypto``
+lists the newest first (``crypto_register_alg`` puts each at the head of
+``crypto_alg_list``, which ``c_start`` walks).
+"""
 
 from __future__ import annotations
 
@@ -14,14 +22,13 @@ if TYPE_CHECKING:
 def algorithms(table: AlgTable) -> list[AlgInfo]:
     """Every registered implementation, by name, then priority, then registration."""
     with table.cond:
-        entries = sorted(table.drivers.values(), key=_listing_order)
-        return [e.alg.info(e.selftest, e.selftest_us) for e in entries]
+        return _infos(table, sorted(table.drivers.values(), key=_listing_order))
 
 
 def infos(table: AlgTable, entries: Iterable[Entry]) -> list[AlgInfo]:
     """The records of ``entries`` as they are now."""
     with table.cond:
-        return [e.alg.info(e.selftest, e.selftest_us) for e in entries]
+        return _infos(table, entries)
 
 
 def selected(table: AlgTable, wanted: set[str]) -> list[Entry]:
@@ -31,6 +38,18 @@ def selected(table: AlgTable, wanted: set[str]) -> list[Entry]:
             e for e in table.drivers.values()
             if not wanted or e.alg.name in wanted or e.alg.driver in wanted
         ]  # fmt: skip
+
+
+def _infos(table: AlgTable, entries: Iterable[Entry]) -> list[AlgInfo]:
+    """The records, with their reference counts and registration order (lock held)."""
+    users: dict[str, int] = {}
+    for entry in table.drivers.values():
+        for inner in entry.alg.inner:
+            users[inner.driver] = users.get(inner.driver, 0) + 1
+    return [
+        e.alg.info(e.selftest, e.selftest_us, refcnt=1 + users.get(e.alg.driver, 0), order=e.order)
+        for e in entries
+    ]
 
 
 def _listing_order(entry: Entry) -> tuple[str, int, int]:

@@ -210,7 +210,7 @@ class Mirror:
 
     def _local(self, message: Message, counter: str = "") -> int:
         """Send ``message`` to the local key manager; the errno of its reply (0: done)."""
-        stamped = replace(message, seq=0, pid=self._pid).encode()
+        stamped = replace(message, seq=0, pid=self._pid, reserved=0).encode()  # a refcount
         replies = self.key_manager.handle(stamped)
         code = replies[0][2] if replies else 0
         if code and counter:

@@ -1,14 +1,14 @@
 """The key daemon: one :class:`KeyManager` behind a Unix ``SOCK_SEQPACKET`` socket.
 
 Clients speak PF_KEY v2 as to a PF_KEY socket (RFC 2367 §1.3): one message per datagram.
-Routing follows the manager's rules (see :mod:`~cryptoapi.pfkey.manager`) and Linux's:
-
-- a reply goes to its sender; an error reply only to its sender;
-- EXPIRE and forwarded ACQUIREs go to the clients registered (SADB_REGISTER) for the SA type;
-- a successful ADD, UPDATE, DELETE or FLUSH, and every SPD change, is also sent to the
-  other registered clients (for their SA type; SPD and all-type changes to all of them),
-  without key extensions. (Linux's ``key_notify_sa`` sends these to every PF_KEY socket;
-  here only clients that registered hear of them.)
+The daemon is the key manager's transport, as hypercorn is h11's: each connection is a
+client of the manager (:meth:`KeyManager.connect`), each datagram goes to
+:meth:`KeyManager.process`, and the typed results it returns are delivered as they say
+(:mod:`~cryptoapi.pfkey.routing` states the rules: replies to the sender; EXPIRE and
+ACQUIRE to the clients registered for the SA type; SA and SPD changes also to the other
+registered clients, without keys; copies of everything to promiscuous clients, as Linux's
+``SADB_X_PROMISC``). The daemon reads no message and keeps no registration itself; a
+client that goes is disconnected from the manager.
 
 The socket is created mode 0600 and a client whose peer credentials (``SO_PEERCRED``) name
 another user is dropped, so only the daemon's owner talks to it. One thread serves every
@@ -29,7 +29,8 @@ the buffer) and goes on once the client has taken it down to ``DUMP_RESUME``
 list of what its dump is to show (one reference per SA), not every message at once. They
 are built only when replies are sent, after the commit, so they show only what is durable.
 A client is not read while its dump lasts, so its replies keep the order of its requests
-(Linux interleaves them instead, and answers a second DUMP with EBUSY).
+(Linux interleaves them instead, and answers a second DUMP with EBUSY). Each message is
+copied to the promiscuous clients as it is queued.
 
 An empty datagram (a 0-byte read while the peer's side is open:
 :func:`~cryptoapi.pfkey.daemon.unixsocket.peer_shut_down`) is not the end of file. Linux fails a
@@ -60,9 +61,7 @@ from cryptoapi.pfkey.daemon import unixsocket
 from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
 from cryptoapi.pfkey.daemon.store import StateStore
 from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.replies import Dump
-from cryptoapi.pfkey.wire.constants import ExtType, MsgType
-from cryptoapi.pfkey.wire.message import scan
+from cryptoapi.pfkey.routing import DumpReply, Event, Notice, Reply
 
 MAX_BATCH = 256
 """Messages read from one client per round before the others get their turn."""
@@ -77,41 +76,19 @@ DUMP_RESUME = PAUSE_READING // 3
 """A paused dump goes on once its client's queue is down to this many (``pfkey_recvmsg``
 resumes a dump when the receive buffer is down to a third)."""
 
-BROADCAST = frozenset(
-    int(t)
-    for t in (
-        MsgType.ADD, MsgType.UPDATE, MsgType.DELETE, MsgType.FLUSH,
-        MsgType.X_SPDADD, MsgType.X_SPDUPDATE, MsgType.X_SPDDELETE,
-        MsgType.X_SPDDELETE2, MsgType.X_SPDFLUSH,
-    )
-)  # fmt: skip
-"""Replies that are also notifications for the other registered clients."""
-TO_LISTENERS = frozenset((int(MsgType.EXPIRE), int(MsgType.ACQUIRE)))
-KEYS = frozenset((int(ExtType.KEY_AUTH), int(ExtType.KEY_ENCRYPT)))
-
 
 class Client:
-    """One connection: its socket, the messages queued for it, what it registered for."""
+    """One connection: its socket, its id in the key manager, the messages queued for it."""
 
-    __slots__ = ("dump", "events", "queue", "registered", "sock")
+    __slots__ = ("dump", "events", "id", "queue", "sock")
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, client_id: int) -> None:
         self.sock = sock
+        self.id = client_id
         self.queue: collections.deque[bytes] = collections.deque()
-        self.registered: set[int] = set()
         self.events = selectors.EVENT_READ
-        self.dump: Dump | None = None
+        self.dump: DumpReply | None = None
         """The rest of a DUMP or SPDDUMP being answered, added to ``queue`` as it drains."""
-
-
-def without_keys(data: bytes) -> bytes:
-    """``data`` with its KEY_AUTH and KEY_ENCRYPT extensions left out (a no-op for the
-    notifications the manager makes, which carry none)."""
-    found = scan(data)
-    if KEYS.isdisjoint(found.spans):
-        return data
-    body = b"".join(data[a:b] for t, (a, b) in found.spans.items() if t not in KEYS)
-    return replies.base(found.type, found.satype, found.seq, found.pid, body)
 
 
 class KeyDaemon:
@@ -161,15 +138,15 @@ class KeyDaemon:
             elif key.fileobj is self._wake_r:
                 _drain(self._wake_r)
             else:
-                client = self.clients.get(key.fd)
-                if client is not None and mask & selectors.EVENT_READ:
+                client = key.data
+                if client.id in self.clients and mask & selectors.EVENT_READ:
                     self._read(client)
         if self._resume_at is not None and time.monotonic() >= self._resume_at:
             self._resume_accepting()
         timers = self.km.timers.heap
         if timers and timers[0][0] <= self.km.clock():
-            for data in self.km.tick():
-                self._route(None, data)
+            for notice in self.km.run_timers():
+                self._notify(notice.data, notice.to)
         if self.store is not None:
             self.store.commit()  # durable before any reply leaves
         for client in list(self.clients.values()):
@@ -194,8 +171,9 @@ class KeyDaemon:
     def _accept(self) -> None:
         accepted, pause = self._acceptor.accept()
         for sock in accepted:
-            self.clients[sock.fileno()] = Client(sock)
-            self._selector.register(sock, selectors.EVENT_READ, None)
+            client = Client(sock, self.km.connect())
+            self.clients[client.id] = client
+            self._selector.register(sock, selectors.EVENT_READ, client)
         if pause is not None:  # out of descriptors or memory: serve the others meanwhile
             self._selector.unregister(self.listener)
             self._resume_at = time.monotonic() + pause
@@ -228,43 +206,31 @@ class KeyDaemon:
             self._handle(client, data)
 
     def _handle(self, client: Client, data: bytes) -> None:
-        """Hand one message to the manager and route what it returns."""
-        outs, dump = self.km.handle_lazily(data)
-        if dump is not None:
-            client.dump = dump  # not read again until it is all queued (see _read)
-        first = outs[0] if outs else b""
-        if first[1:3] == bytes((MsgType.REGISTER, 0)) and first[3]:
-            client.registered.add(first[3])  # the manager accepted the registration
-        for out in outs:
-            self._route(client, out)
+        """Hand one message to the manager and deliver what it returns."""
+        for event in self.km.process(client.id, data, lazily=True):
+            self._deliver(client, event)
 
-    def _route(self, sender: Client | None, data: bytes) -> None:
-        """Queue one message the manager produced: see the module docstring."""
-        type_, code, satype = data[1], data[2], data[3]
-        if type_ in TO_LISTENERS and not code:
-            self._notify(data, satype, None)
-            return
-        if sender is not None:
-            sender.queue.append(data)
-        if not code and type_ in BROADCAST:
-            self._notify(data, satype, sender)
+    def _deliver(self, sender: Client, event: Event) -> None:
+        """Queue one result of the manager where it says (see the module docstring)."""
+        if type(event) is Notice:
+            self._notify(event.data, event.to)
+        elif type(event) is Reply:
+            sender.queue.append(event.data)
+        elif type(event) is DumpReply:
+            sender.dump = event  # not read again until it is all queued (see _read)
 
-    def _notify(self, data: bytes, satype: int, sender: Client | None) -> None:
-        """Queue ``data`` for the registered clients (for ``satype`` unless it is 0) other
-        than ``sender``, without keys; dropped for a client with a full backlog."""
-        listeners = [
-            c
-            for c in self.clients.values()
-            if c.registered and c is not sender and (not satype or satype in c.registered)
-        ]
-        if not listeners:
-            return
-        note = without_keys(data)
-        for client in listeners:
+    def _notify(self, data: bytes, to: tuple[int, ...]) -> None:
+        """Queue ``data`` for the clients ``to``; dropped for a client with a full backlog
+        (or gone)."""
+        clients = self.clients
+        for client_id in to:
+            client = clients.get(client_id)
+            if client is None:
+                continue
             if len(client.queue) >= MAX_BACKLOG:
                 self.dropped += 1
             else:
-                client.queue.append(note)
+                client.queue.append(data)
 
     def _flush(self, client: Client) -> None:
         try:
@@ -280,7 +246,7 @@ class KeyDaemon:
             events |= selectors.EVENT_READ
         if events != client.events:
             client.events = events
-            self._selector.modify(client.sock, events, None)
+            self._selector.modify(client.sock, events, client)
 
     def _send(self, client: Client) -> None:
         """Send the client's queue until the socket is full (BlockingIOError) or the queue
@@ -294,21 +260,27 @@ class KeyDaemon:
             send(queue[0])
             queue.popleft()
 
-    @staticmethod
-    def _continue_dump(client: Client, dump: Dump) -> None:
+    def _continue_dump(self, client: Client, dump: DumpReply) -> None:
         """Queue the dump's next messages, up to ``DUMP_PAUSE`` queued (Linux ``dump_sa``
-        stops at ``pfkey_can_dump``); forget it once it is all queued."""
-        client.queue.extend(itertools.islice(dump, DUMP_PAUSE - len(client.queue)))
-        if not dump:
+        stops at ``pfkey_can_dump``), each copied to the promiscuous clients; forget it
+        once it is all queued."""
+        taken = list(itertools.islice(dump.dump, DUMP_PAUSE - len(client.queue)))
+        client.queue.extend(taken)
+        if not dump.dump:
             client.dump = None
+        if dump.copies:
+            for data in taken:
+                self._notify(data, dump.copies)
+            for copy in dump.copies:  # queued after their turn in this round: send now
+                if (watcher := self.clients.get(copy)) is not None and watcher is not client:
+                    self._flush(watcher)
 
     def _drop(self, client: Client) -> None:
-        fd = client.sock.fileno()
-        if self.clients.pop(fd, None) is None:
+        if self.clients.pop(client.id, None) is None:
             return
         self._selector.unregister(client.sock)
         client.sock.close()
-        self.km.registered = set().union(*(c.registered for c in self.clients.values()))
+        self.km.disconnect(client.id)
 
     def stats(self) -> dict[str, int]:
         """Counters: clients, messages queued for them, dumps under way, broadcasts dropped

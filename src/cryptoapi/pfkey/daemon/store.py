@@ -7,9 +7,11 @@ and so survives a crash of the machine, not only of the daemon. ``synchronous=NO
 (``--sync normal``) syncs only at checkpoints: a commit then survives the daemon being
 killed (``kill -9``; the WAL is in the OS's hands) but not power loss.
 
-What changed is found without scanning: the manager's SA dict is replaced by a
-:class:`TrackedDict` that notes the keys assigned or deleted, and the SPD notes the indexes
-it inserts or removes. A commit writes the current state of just those.
+What changed is found without scanning: the SA database and the SPD note the keys and
+indexes they add, replace or remove in their change journals
+(:class:`~cryptoapi.pfkey.db.journal.Journal`, started by :meth:`StateStore.attach`), as
+Linux's ``km_state_notify`` tells key managers of each change. A commit writes the current
+state of just those and clears the journals.
 
 Usage (bytes, allocations, first use) and the DYING state change in place, from the data
 path and the lifetimes, so they are written on their own schedule
@@ -65,18 +67,18 @@ import logging
 import os
 import sqlite3
 import stat
-import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL, UsageWriter
+from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 from cryptoapi.pfkey.db.spd import admit_policy
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaState
-from cryptoapi.pfkey.wire.extensions import Lifetime
+from cryptoapi.pfkey.wire.extensions import Lifetime, lifetime_at
 from cryptoapi.pfkey.wire.message import scan
 from cryptoapi.pfkey.wire.policy import Policy
 
@@ -95,7 +97,10 @@ SIDECARS = ("-wal", "-shm", "-journal")
 """The files SQLite keeps beside the database (named by appending these)."""
 BUSY_TIMEOUT = 5.0
 """Seconds a commit waits for a lock another process holds (Python's default)."""
-_LIFETIME = struct.Struct("<IQQQ")
+LIFETIME_COLUMNS = ("hard", "soft")
+"""Lifetimes are kept as the ``sadb_lifetime`` extension without its first field,
+``sadb_lifetime_len`` (always 4 words): the form schema 1 has."""
+_LIFETIME_LEN = b"\x04\x00"
 
 SA_COLUMNS = (
     "satype", "spi", "dst", "state", "replay", "auth", "encrypt", "flags",
@@ -125,54 +130,12 @@ _UPDATE_USAGE = (
 SYNC_MODES = ("FULL", "NORMAL")
 
 
-class TrackedDict(dict[SaKey, SecurityAssociation]):
-    """The SA dict of a key manager whose state is stored: assignments and deletions
-    (the only ways the manager changes it) note the key in ``changed``, in the order of
-    their first change (so new SAs are stored, and come back, in the order they came).
-    Whether keys left the dict (``dropped``: an SA deleted, or replaced by one with other
-    keys) is noted too, so the commit knows to scrub the WAL."""
-
-    __slots__ = ("changed", "dropped")
-
-    def __init__(self, items: dict[SaKey, SecurityAssociation]) -> None:
-        super().__init__(items)
-        self.changed: dict[SaKey, None] = {}
-        self.dropped = False
-
-    def __setitem__(self, key: SaKey, value: SecurityAssociation) -> None:
-        self.changed[key] = None
-        old = dict.get(self, key)
-        if old is not None and _keys(old) != _keys(value) and any(_keys(old)):
-            self.dropped = True
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: SaKey) -> None:
-        self.changed[key] = None
-        self.dropped = True
-        super().__delitem__(key)
-
-    def clear(self) -> None:
-        self.changed.update(dict.fromkeys(self))
-        self.dropped = self.dropped or bool(self)
-        super().clear()
-
-
-def _keys(sa: SecurityAssociation) -> tuple[bytes, bytes]:
-    return sa.auth_key, sa.encrypt_key
-
-
 def _lifetime_blob(lifetime: Lifetime | None) -> bytes | None:
-    if lifetime is None:
-        return None
-    return struct.pack("<H", lifetime.exttype) + _LIFETIME.pack(
-        lifetime.allocations, lifetime.nbytes, lifetime.addtime, lifetime.usetime
-    )
+    return None if lifetime is None else lifetime.encode()[len(_LIFETIME_LEN) :]
 
 
 def _lifetime(blob: bytes | None) -> Lifetime | None:
-    if blob is None:
-        return None
-    return Lifetime(struct.unpack_from("<H", blob)[0], *_LIFETIME.unpack_from(blob, 2))
+    return None if blob is None else lifetime_at(_LIFETIME_LEN + blob, 0)
 
 
 def _cannot_open(path: str, error: OSError | sqlite3.Error) -> PfkeyError:
@@ -196,10 +159,11 @@ def _open(db: sqlite3.Connection, synchronous: str) -> None:
 
 
 def _sa_row(sa: SecurityAssociation) -> tuple[Any, ...]:
-    values = [getattr(sa, column) for column in SA_COLUMNS]
-    values[16] = _lifetime_blob(sa.hard)
-    values[17] = _lifetime_blob(sa.soft)
-    return tuple(values)
+    """The ``SA_COLUMNS`` of ``sa``, its lifetimes as blobs."""
+    return tuple(
+        _lifetime_blob(getattr(sa, column)) if column in LIFETIME_COLUMNS else getattr(sa, column)
+        for column in SA_COLUMNS
+    )
 
 
 def _usage_row(sa: SecurityAssociation) -> tuple[Any, ...]:
@@ -382,8 +346,8 @@ class StateStore:
         except BaseException:
             os.close(self._fd)
             raise
-        self._sas: TrackedDict | None = None
-        self._spd_changed: set[int] | None = None
+        self._sas: Journal[SaKey] | None = None
+        self._policies: Journal[int] | None = None
         self._km: KeyManager | None = None
         self._scrub = False
         self._usage = UsageWriter(usage_interval, clock)
@@ -438,17 +402,17 @@ class StateStore:
         query = f"SELECT {', '.join(SA_COLUMNS)} FROM sas ORDER BY rowid"
         for row in self.db.execute(query):
             values = dict(zip(SA_COLUMNS, row, strict=True))
-            values["hard"] = _lifetime(values["hard"])
-            values["soft"] = _lifetime(values["soft"])
+            for column in LIFETIME_COLUMNS:
+                values[column] = _lifetime(values[column])
             values["soft_expired"] = bool(values["soft_expired"])
             yield SecurityAssociation(**values)
 
     def attach(self, km: "KeyManager") -> tuple[int, int]:
         """Load the stored SAs and policies into the (empty) key manager ``km``, with their
-        timers, and track its changes from now on. Returns (SAs, policies) loaded."""
-        restored: dict[SaKey, SecurityAssociation] = {}
+        timers, and read its databases' change journals from now on. Returns (SAs,
+        policies) loaded."""
         for sa in self.sas():
-            restored[sa.key] = sa
+            km.sad.add(sa)
             self._usage.stored(sa.key, sa)
             if sa.state == SaState.LARVAL:
                 km.larval(sa)
@@ -464,16 +428,17 @@ class StateStore:
             stored = found.decode(ExtType.X_POLICY)
             assert isinstance(stored, Policy) and stored.id == index
             km.spd.insert(policy)
-        self._sas = km.sad.by_key = TrackedDict(restored)
-        self._spd_changed = km.spd.changed = set()
+        self._sas = km.sad.track()
+        self._policies = km.spd.track()
         self._km = km
         km.on_dying = self._usage.dying
-        return len(restored), len(km.spd)
+        return len(km.sad), len(km.spd)
 
     def pending(self) -> bool:
         """Whether there are changes not committed yet (SAs gone DYING included)."""
         sas_changed = bool(self._sas and self._sas.changed)
-        return sas_changed or bool(self._spd_changed) or bool(self._usage.dying_sas)
+        policies_changed = bool(self._policies and self._policies.changed)
+        return sas_changed or policies_changed or bool(self._usage.dying_sas)
 
     def usage_wait(self) -> float | None:
         """Seconds until :meth:`commit` has usage to write, or None while none can be due:
@@ -487,60 +452,60 @@ class StateStore:
         sas, km = self._sas, self._km
         if sas is None or km is None:
             return
-        usage = self._usage.due_now(sas, sas.changed, force=True)
+        usage = self._usage.due_now(km.sad.by_key, sas.changed, force=True)
         if usage:
-            self._transaction([], [], set(), km, usage)
+            self._transaction([], [], {}, km, usage)
 
     def commit(self) -> None:
         """Write every change since the last commit in one transaction (durable when this
         returns, per the ``synchronous`` mode). If it dropped keys, or an earlier scrub was
         blocked, checkpoint so that they are in no file either (see the module docstring)."""
-        sas, spd_changed, km = self._sas, self._spd_changed, self._km
-        if sas is None or spd_changed is None or km is None:
+        sas, policies, km = self._sas, self._policies, self._km
+        if sas is None or policies is None or km is None:
             return
         dropped = sas.dropped
-        usage = self._usage.due_now(sas, sas.changed)
-        if sas.changed or spd_changed or usage:
-            self._commit_changes(sas, spd_changed, km, usage)
+        usage = self._usage.due_now(km.sad.by_key, sas.changed)
+        if sas.changed or policies.changed or usage:
+            self._commit_changes(sas, policies, km, usage)
         if self._scrub or dropped:
             self._scrub = not self._checkpoint(warn=dropped)
 
     def _commit_changes(
         self,
-        sas: TrackedDict,
-        spd_changed: set[int],
+        sas: Journal[SaKey],
+        policies: Journal[int],
         km: "KeyManager",
         usage: list[SecurityAssociation],
     ) -> None:
-        """The current state of each SA and policy noted as changed, and the usage of
-        ``usage``, in one transaction."""
+        """The current state of each SA and policy the journals name, and the usage of
+        ``usage``, in one transaction; then the journals are cleared."""
         upserts, deletes = [], []
+        current = km.sad.by_key
         for key in sas.changed:
-            sa = sas.get(key)
+            sa = current.get(key)
             if sa is None:
                 deletes.append(key)
             else:
                 upserts.append(_sa_row(sa))
-        self._transaction(deletes, upserts, spd_changed, km, usage)
+        self._transaction(deletes, upserts, policies.changed, km, usage)
         stored = self._usage.stored
         for key in sas.changed:
-            stored(key, sas.get(key))
-        sas.changed.clear()
-        sas.dropped = False
-        spd_changed.clear()
+            stored(key, current.get(key))
+        sas.clear()
+        policies.clear()
 
     def _transaction(
         self,
         deletes: list[SaKey],
         upserts: list[tuple[Any, ...]],
-        spd_changed: set[int],
+        policies: dict[int, None],
         km: "KeyManager",
         usage: list[SecurityAssociation],
     ) -> None:
         """:meth:`_write` with the usage rows of ``usage``; EIO if it fails. What it wrote
         is noted once it is committed."""
         try:
-            self._write(deletes, upserts, spd_changed, km, [_usage_row(sa) for sa in usage])
+            self._write(deletes, upserts, policies, km, [_usage_row(sa) for sa in usage])
         except sqlite3.Error as error:
             raise PfkeyError(errno.EIO, f"cannot commit to {self.path}: {error}") from None
         self._usage.wrote(usage)
@@ -570,7 +535,7 @@ class StateStore:
         self,
         deletes: list[SaKey],
         upserts: list[tuple[Any, ...]],
-        spd_changed: set[int],
+        changed_policies: dict[int, None],
         km: "KeyManager",
         usage_rows: list[tuple[Any, ...]],
     ) -> None:
@@ -583,7 +548,7 @@ class StateStore:
             db.executemany(_UPSERT_SA, upserts)
             if usage_rows:  # an empty executemany still costs a statement lookup
                 db.executemany(_UPDATE_USAGE, usage_rows)
-            for index in spd_changed:
+            for index in changed_policies:
                 policy = policies.get(index)
                 db.execute("DELETE FROM policies WHERE id = ?", (index,))
                 if policy is not None:

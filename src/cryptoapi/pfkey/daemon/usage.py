@@ -1,8 +1,9 @@
 """When the state store writes SA usage: the counters and the DYING state, off the packet path.
 
 The data path counts on the SA record itself (``nbytes``, ``allocations``, the first use in
-``used``) and the key manager makes an SA DYING in place at its soft limit; no message
-carries either, so the store's :class:`~cryptoapi.pfkey.daemon.store.TrackedDict` sees neither.
+``used``) and the key manager makes an SA DYING in place at its soft limit; neither goes
+through the SA database's ``add``/``replace``/``remove``, so its change journal
+(:class:`~cryptoapi.pfkey.db.journal.Journal`) notes neither.
 :class:`UsageWriter` picks the SAs whose usage row to write, and when:
 
 - at a soft expiry: the key manager calls :meth:`UsageWriter.dying` (its ``on_dying``

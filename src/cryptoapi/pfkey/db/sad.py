@@ -2,7 +2,12 @@
 
 An SA is identified by (SA type, destination address, SPI) (RFC 2367 §2.3.1, RFC 4301
 §4.1), so the database is one dict on that triple: lookup, insert and delete are O(1), and
-iteration is in insertion order (DUMP's order).
+iteration is in insertion order, oldest first (DUMP lists them newest first, as Linux).
+
+Records are built with keywords only. Every change goes through :meth:`SADatabase.add`,
+:meth:`~SADatabase.replace` or :meth:`~SADatabase.remove`, which note it in the database's
+:class:`~cryptoapi.pfkey.db.journal.Journal` once a reader (the daemon's state store) keeps
+one, as Linux's ``xfrm_state_add`` and ``km_state_notify`` tell the key managers.
 
 A record keeps what the key manager needs as plain values, and the extensions it only echoes
 (addresses, identities, NAT-T, security context) as the validated bytes it received: adding
@@ -12,8 +17,9 @@ an SA builds one object, not one per extension. The typed views decode on demand
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.wire.constants import SaState
-from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime
+from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, address_ip
 from cryptoapi.pfkey.wire.framing import EXT_HEADER, Extension
 from cryptoapi.pfkey.wire.message import SPECS
 from cryptoapi.pfkey.wire.sockaddr import IPAddress, SockAddr, to_packed
@@ -25,7 +31,7 @@ AddressLike = str | IPAddress | bytes | SockAddr
 """An address as text, an :mod:`ipaddress` object, packed bytes or a sockaddr."""
 
 
-@dataclass(slots=True, eq=False, repr=False)
+@dataclass(slots=True, eq=False, repr=False, kw_only=True)
 class SecurityAssociation:
     """One SA. Owned by its database: read it, do not change it."""
 
@@ -103,10 +109,12 @@ def _address(raw: bytes) -> Address:
 
 
 def _pair(sa: SecurityAssociation) -> tuple[int, bytes, bytes]:
-    """(satype, packed source, packed destination): the source's sockaddr holds the address
-    at 4..8 (sockaddr_in) or 8..24 (sockaddr_in6), after the 8-byte extension header."""
-    src = sa.src_ext
-    return (sa.satype, src[12:16] if len(src) == 24 else src[16:32], sa.dst)
+    """(satype, packed source, packed destination)."""
+    return (sa.satype, address_ip(sa.src_ext), sa.dst)
+
+
+def _keyed(sa: SecurityAssociation) -> tuple[bytes, bytes]:
+    return sa.auth_key, sa.encrypt_key
 
 
 def sa_key(satype: int, dst: AddressLike, spi: int) -> SaKey:
@@ -127,35 +135,53 @@ class SADatabase:
 
     def __init__(self) -> None:
         self.by_key: dict[SaKey, SecurityAssociation] = {}
+        """Read it; change it only through add, replace and remove."""
         self.generation = 0
+        self.journal: Journal[SaKey] | None = None
+        """The changes not yet taken by the reader :meth:`track` started (None: no reader)."""
         self._pairs: dict[tuple[int, bytes, bytes], dict[int, SecurityAssociation]] = {}
-        self._indexed: dict[SaKey, SecurityAssociation] | None = None
+        self._indexed = False
+
+    def track(self) -> Journal[SaKey]:
+        """Note every change from now on, for a reader that stores the SAs."""
+        self.journal = Journal()
+        return self.journal
 
     def add(self, sa: SecurityAssociation) -> None:
         """Insert ``sa`` (its key must be free: the caller checked)."""
-        self.by_key[sa.key] = sa
+        key = sa.key
+        self.by_key[key] = sa
         self.generation += 1
-        if self._indexed is self.by_key:
+        if self._indexed:
             self._pairs.setdefault(_pair(sa), {})[sa.spi] = sa
+        if self.journal is not None:
+            self.journal.note(key)
 
     def replace(self, old: SecurityAssociation, new: SecurityAssociation) -> None:
-        """Put ``new`` where ``old`` is (same key)."""
-        self.by_key[old.key] = new
+        """Put ``new`` where ``old`` is (same key, same place in the order)."""
+        key = old.key
+        self.by_key[key] = new
         self.generation += 1
-        if self._indexed is self.by_key:
+        if self._indexed:
             self._unindex(old)
             self._pairs.setdefault(_pair(new), {})[new.spi] = new
+        if self.journal is not None:
+            rekeyed = _keyed(old) != _keyed(new) and any(_keyed(old))
+            self.journal.note(key, dropped=rekeyed)
 
     def remove(self, sa: SecurityAssociation) -> None:
-        del self.by_key[sa.key]
+        key = sa.key
+        del self.by_key[key]
         self.generation += 1
-        if self._indexed is self.by_key:
+        if self._indexed:
             self._unindex(sa)
+        if self.journal is not None:
+            self.journal.note(key, dropped=True)
 
     def between(self, satype: int, src: bytes, dst: bytes) -> list[SecurityAssociation]:
         """The SAs of ``satype`` from packed address ``src`` to ``dst``, oldest first."""
-        if self._indexed is not self.by_key:  # first use, or the dict was swapped whole
-            self._reindex()
+        if not self._indexed:  # built on first use: a key manager without a data path
+            self._reindex()  # pays nothing for it
         found = self._pairs.get((satype, src, dst))
         return list(found.values()) if found else []
 
@@ -163,7 +189,7 @@ class SADatabase:
         self._pairs = {}
         for sa in self.by_key.values():
             self._pairs.setdefault(_pair(sa), {})[sa.spi] = sa
-        self._indexed = self.by_key
+        self._indexed = True
 
     def _unindex(self, sa: SecurityAssociation) -> None:
         pair = _pair(sa)

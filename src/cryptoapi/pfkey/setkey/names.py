@@ -4,7 +4,8 @@ Algorithm names map to the SADB numbers of :mod:`cryptoapi.pfkey.algorithms` (Li
 first name of each number is the one a dump shows. The AEAD names give their ICV length in
 bytes (``aes-gcm-16``: 16-byte ICV, RFC 4106 §8.1; its key includes the 32-bit salt).
 setkey knows more algorithms than the crypto API offers for ESP/AH; those are named in
-``UNSUPPORTED`` so that a statement using one gets a clear error, not "unknown".
+``UNSUPPORTED`` so that a statement using one gets a clear error, not "unknown" (single DES,
+whose 56-bit key Linux still takes, and Twofish, which no well-kept Python library has).
 """
 
 import socket
@@ -31,6 +32,7 @@ AUTH_NAMES: dict[str, int] = {
     "hmac-sha2-384": AuthAlg.X_SHA2_384HMAC,
     "hmac-sha512": AuthAlg.X_SHA2_512HMAC,
     "hmac-sha2-512": AuthAlg.X_SHA2_512HMAC,
+    "hmac-ripemd160": AuthAlg.X_RIPEMD160HMAC,
     "aes-xcbc-mac": AuthAlg.X_AES_XCBC_MAC,
     "null": AuthAlg.X_NULL,
 }
@@ -38,6 +40,9 @@ AUTH_NAMES: dict[str, int] = {
 
 ENCRYPT_NAMES: dict[str, int] = {
     "null": EncryptAlg.NULL,
+    "3des-cbc": EncryptAlg.THREEDESCBC,
+    "cast128-cbc": EncryptAlg.X_CASTCBC,
+    "blowfish-cbc": EncryptAlg.X_BLOWFISHCBC,
     "aes-cbc": EncryptAlg.X_AESCBC,
     "rijndael-cbc": EncryptAlg.X_AESCBC,
     "aes-ctr": EncryptAlg.X_AESCTR,
@@ -52,14 +57,14 @@ ENCRYPT_NAMES: dict[str, int] = {
     "null_aes_gmac": EncryptAlg.X_NULL_AES_GMAC,
     "aes-gmac": EncryptAlg.X_NULL_AES_GMAC,
     "chacha20-poly1305": EncryptAlg.X_CHACHA20_POLY1305,
+    "camellia-cbc": EncryptAlg.X_CAMELLIACBC,
 }
 """``-E`` names -> ``sadb_sa_encrypt``."""
 
 UNSUPPORTED = frozenset(
     {
-        "keyed-md5", "keyed-sha1", "hmac-ripemd160", "tcp-md5",
-        "des-cbc", "3des-cbc", "simple", "blowfish-cbc", "cast128-cbc", "des-deriv",
-        "des-32iv", "3des-deriv", "twofish-cbc", "camellia-cbc",
+        "keyed-md5", "keyed-sha1", "tcp-md5",
+        "des-cbc", "simple", "des-deriv", "des-32iv", "3des-deriv", "twofish-cbc",
     }
 )  # fmt: skip
 """Names setkey knows that name no algorithm the crypto API offers for IPsec."""

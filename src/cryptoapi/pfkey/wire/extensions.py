@@ -13,16 +13,22 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from cryptoapi.pfkey.wire.constants import ExtType, SaState
-from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, malformed, padded, wrap
+from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, framed, malformed, padded
 from cryptoapi.pfkey.wire.sockaddr import MAX_PREFIXLEN, SOCKADDR_LEN, SockAddr, decode_sockaddr
 
-_SA = struct.Struct("<4sBBBBI")
-_LIFETIME = struct.Struct("<IQQQ")
-_ADDRESS = struct.Struct("<BBH")
-_KEY = struct.Struct("<HH")
-_IDENT = struct.Struct("<HHQ")
-_SENS = struct.Struct("<IBBBBI")
-_SPIRANGE = struct.Struct("<III")
+# One struct per RFC 2367 §2.3 extension, its 4-byte header (sadb_ext_len, sadb_ext_type)
+# included, for every module that reads or writes one (handlers, replies, the store).
+SADB_SA = struct.Struct("<HH4sBBBBI")
+"""``sadb_sa``: header, SPI (network order, as bytes), replay, state, auth, encrypt, flags."""
+SADB_LIFETIME = struct.Struct("<HHIQQQ")
+"""``sadb_lifetime``: header, allocations, bytes, addtime, usetime."""
+SADB_ADDRESS = struct.Struct("<HHBBH")
+"""``sadb_address``: header, proto, prefixlen, reserved (the sockaddr follows)."""
+SADB_KEY = struct.Struct("<HHHH")
+"""``sadb_key``: header, bits, reserved (the key material follows)."""
+SADB_IDENT = struct.Struct("<HHHHQ")
+SADB_SENS = struct.Struct("<HHIBBBBI")
+SADB_SPIRANGE = struct.Struct("<HHIII")
 _U64 = struct.Struct("<Q")
 
 LIFETIMES = (ExtType.LIFETIME_CURRENT, ExtType.LIFETIME_HARD, ExtType.LIFETIME_SOFT)
@@ -63,8 +69,8 @@ class Sa:
 
     def encode(self) -> bytes:
         spi = self.spi.to_bytes(4, "big")
-        body = _SA.pack(spi, self.replay, self.state, self.auth, self.encrypt, self.flags)
-        return wrap(ExtType.SA, body)
+        fields = (spi, self.replay, self.state, self.auth, self.encrypt, self.flags)
+        return framed(SADB_SA, ExtType.SA, *fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +85,8 @@ class Lifetime:
 
     def encode(self) -> bytes:
         check_type(self.exttype, LIFETIMES, "Lifetime")
-        body = _LIFETIME.pack(self.allocations, self.nbytes, self.addtime, self.usetime)
-        return wrap(self.exttype, body)
+        fields = (self.allocations, self.nbytes, self.addtime, self.usetime)
+        return framed(SADB_LIFETIME, self.exttype, *fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +101,8 @@ class Address:
 
     def encode(self) -> bytes:
         check_type(self.exttype, ADDRESSES, "Address")
-        body = _ADDRESS.pack(self.proto, self.prefixlen, 0) + self.addr.encode()
-        return wrap(self.exttype, body)
+        fields = (self.proto, self.prefixlen, 0)
+        return framed(SADB_ADDRESS, self.exttype, *fields, tail=self.addr.encode())
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -118,7 +124,7 @@ class Key:
         check_type(self.exttype, KEYS, "Key")
         if len(self.key) != (self.bits + 7) // 8:
             raise malformed(self.exttype, f"{self.bits} bits need {(self.bits + 7) // 8} bytes")
-        return wrap(self.exttype, _KEY.pack(self.bits, 0) + self.key)
+        return framed(SADB_KEY, self.exttype, self.bits, 0, tail=self.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +139,7 @@ class Identity:
     def encode(self) -> bytes:
         check_type(self.exttype, IDENTITIES, "Identity")
         string = self.data + b"\0" if self.data else b""
-        return wrap(self.exttype, _IDENT.pack(self.type, 0, self.id) + string)
+        return framed(SADB_IDENT, self.exttype, self.type, 0, self.id, tail=string)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,16 +154,9 @@ class Sensitivity:
     integ_bitmap: tuple[int, ...] = ()
 
     def encode(self) -> bytes:
-        head = _SENS.pack(
-            self.dpd,
-            self.sens_level,
-            len(self.sens_bitmap),
-            self.integ_level,
-            len(self.integ_bitmap),
-            0,
-        )
+        levels = (self.sens_level, len(self.sens_bitmap), self.integ_level, len(self.integ_bitmap))
         words = b"".join(_U64.pack(w) for w in (*self.sens_bitmap, *self.integ_bitmap))
-        return wrap(ExtType.SENSITIVITY, head + words)
+        return framed(SADB_SENS, ExtType.SENSITIVITY, self.dpd, *levels, 0, tail=words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,16 +168,31 @@ class SpiRange:
     max_spi: int
 
     def encode(self) -> bytes:
-        return wrap(ExtType.SPIRANGE, _SPIRANGE.pack(self.min_spi, self.max_spi, 0))
+        return framed(SADB_SPIRANGE, ExtType.SPIRANGE, self.min_spi, self.max_spi, 0)
+
+
+SaFields = tuple[int, int, int, int, int, int]
+"""(SPI, replay, state, auth, encrypt, flags) of a ``sadb_sa``, the SPI as an int."""
+
+
+def sa_fields(data: bytes, start: int) -> SaFields:
+    """The fields of the ``sadb_sa`` at ``data[start:]`` (validated by ``scan``)."""
+    _, _, spi, replay, state, auth, encrypt, flags = SADB_SA.unpack_from(data, start)
+    return int.from_bytes(spi, "big"), replay, state, auth, encrypt, flags
 
 
 def _decode_sa(data: bytes, start: int, end: int, exttype: int) -> Sa:
-    spi, replay, state, auth, encrypt, flags = _SA.unpack_from(data, start + 4)
-    return Sa(int.from_bytes(spi, "big"), replay, state, auth, encrypt, flags)
+    return Sa(*sa_fields(data, start))
+
+
+def lifetime_at(data: bytes, start: int) -> Lifetime:
+    """The ``sadb_lifetime`` at ``data[start:]`` (validated by ``scan``)."""
+    _, exttype, allocations, nbytes, addtime, usetime = SADB_LIFETIME.unpack_from(data, start)
+    return Lifetime(exttype, allocations, nbytes, addtime, usetime)
 
 
 def _decode_lifetime(data: bytes, start: int, end: int, exttype: int) -> Lifetime:
-    return Lifetime(exttype, *_LIFETIME.unpack_from(data, start + 4))
+    return lifetime_at(data, start)
 
 
 def check_address(data: bytes, start: int, end: int, exttype: int) -> int:
@@ -198,11 +212,20 @@ def check_address(data: bytes, start: int, end: int, exttype: int) -> int:
     return family
 
 
+def address_ip(ext: bytes) -> bytes:
+    """The packed address (4 or 16 bytes) of a validated address extension: the sockaddr
+    after the 8-byte header holds it at 4..8 (sockaddr_in) or 8..24 (sockaddr_in6), and
+    the extension's length (24 or 40 bytes) tells which."""
+    return ext[12:16] if len(ext) == 24 else ext[16:32]
+
+
 def _decode_address(data: bytes, start: int, end: int, exttype: int) -> Address:
-    proto, prefixlen, _ = _ADDRESS.unpack_from(data, start + 4)
+    _, _, proto, prefixlen, _ = SADB_ADDRESS.unpack_from(data, start)
     return Address(exttype, decode_sockaddr(data, start + 8, end, "address"), proto, prefixlen)
 
 
+# sadb_key_bits, a host-order u16 at 4..6 of SADB_KEY, read bytewise here: the per-message
+# paths (scan's check, an ADD's keys) pay for no struct call
 def check_key(data: bytes, start: int, end: int, exttype: int) -> None:
     """The key material ``sadb_key_bits`` announces fits in the extension (else EINVAL)."""
     bits = data[start + 4] | data[start + 5] << 8
@@ -210,13 +233,18 @@ def check_key(data: bytes, start: int, end: int, exttype: int) -> None:
         raise malformed(exttype, f"{bits} key bits do not fit in {end - start - 8} bytes")
 
 
+def key_at(data: bytes, start: int) -> tuple[int, bytes]:
+    """(bits, key material) of the ``sadb_key`` at ``data[start:]`` (validated by ``scan``)."""
+    bits = data[start + 4] | data[start + 5] << 8
+    return bits, data[start + 8 : start + 8 + (bits + 7) // 8]
+
+
 def _decode_key(data: bytes, start: int, end: int, exttype: int) -> Key:
-    bits = _KEY.unpack_from(data, start + 4)[0]
-    return Key(exttype, bits, data[start + 8 : start + 8 + (bits + 7) // 8])
+    return Key(exttype, *key_at(data, start))
 
 
 def _decode_identity(data: bytes, start: int, end: int, exttype: int) -> Identity:
-    type_, _, ident = _IDENT.unpack_from(data, start + 4)
+    _, _, type_, _, ident = SADB_IDENT.unpack_from(data, start)
     string = data[start + 16 : end]
     nul = string.find(b"\0")
     return Identity(exttype, type_, ident, string if nul < 0 else string[:nul])
@@ -229,7 +257,7 @@ def _check_sensitivity(data: bytes, start: int, end: int, exttype: int) -> None:
 
 
 def _decode_sensitivity(data: bytes, start: int, end: int, exttype: int) -> Sensitivity:
-    dpd, sens_level, sens_len, integ_level, integ_len, _ = _SENS.unpack_from(data, start + 4)
+    _, _, dpd, sens_level, sens_len, integ_level, integ_len, _ = SADB_SENS.unpack_from(data, start)
     words = [_U64.unpack_from(data, start + 16 + 8 * i)[0] for i in range(sens_len + integ_len)]
     return Sensitivity(
         dpd, sens_level, integ_level, tuple(words[:sens_len]), tuple(words[sens_len:])
@@ -237,7 +265,7 @@ def _decode_sensitivity(data: bytes, start: int, end: int, exttype: int) -> Sens
 
 
 def _decode_spirange(data: bytes, start: int, end: int, exttype: int) -> SpiRange:
-    low, high, _ = _SPIRANGE.unpack_from(data, start + 4)
+    _, _, low, high, _ = SADB_SPIRANGE.unpack_from(data, start)
     return SpiRange(low, high)
 
 

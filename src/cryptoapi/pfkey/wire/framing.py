@@ -52,6 +52,17 @@ def wrap(exttype: int, body: bytes) -> bytes:
     return EXT_HEADER.pack(size // ALIGN, exttype) + body + bytes(pad)
 
 
+def framed(layout: struct.Struct, exttype: int, *fields: object, tail: bytes = b"") -> bytes:
+    """An extension whose struct ``layout`` starts with the header: ``fields`` after the
+    header, then ``tail`` (a sockaddr, key material) and zero padding; the length is
+    computed."""
+    size = padded(layout.size + len(tail))
+    if size // ALIGN > 0xFFFF:
+        raise PfkeyError(E_MALFORMED, f"extension {ext_name(exttype)} is too long to encode")
+    pad = bytes(size - layout.size - len(tail))
+    return layout.pack(size // ALIGN, exttype, *fields) + tail + pad
+
+
 def ext_name(exttype: int) -> str:
     """A readable name for an extension type (``SA``, ``KEY_AUTH``, or the number)."""
     try:

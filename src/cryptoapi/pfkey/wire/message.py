@@ -4,7 +4,9 @@ Decoding follows Linux's ``pfkey_get_base_msg`` and ``parse_exthdrs``, errno for
 
 - fewer than 16 bytes, or ``sadb_msg_len`` (64-bit words) not the number of bytes given:
   EMSGSIZE;
-- version not 2, reserved not 0, type 0 or above ``SADB_MAX``: EINVAL;
+- version not 2, type 0 or above ``SADB_MAX``: EINVAL; reserved not 0, in a message sent
+  to the key manager (:func:`scan_request`; replies and notifications carry a policy's
+  reference count there, as Linux's ``pfkey_xfrm_policy2msg`` sets it);
 - an extension shorter than 8 bytes, running past the end, of type 0, repeated (§2.3: "An
   EINVAL will be returned if there are duplicate extensions"), shorter than its structure,
   or with a wrong address or context length: EINVAL;
@@ -31,7 +33,7 @@ from cryptoapi.pfkey.wire.constants import (
     SADB_MAX,
     ExtType,
 )
-from cryptoapi.pfkey.wire.extensions import Redacted
+from cryptoapi.pfkey.wire.extensions import Redacted, address_ip
 from cryptoapi.pfkey.wire.framing import ALIGN, EXT_HEADER, Extension, ExtSpec, ext_name, invalid
 
 HEADER = struct.Struct("<BBBBHHII")
@@ -84,7 +86,10 @@ class Message:
         found = scan(data)
         raw = found.data
         exts = tuple(SPECS[t][2](raw, start, end, t) for t, (start, end) in found.spans.items())
-        return cls(found.type, found.satype, found.seq, found.pid, found.errno, exts)
+        return cls(
+            found.type, found.satype, found.seq, found.pid, found.errno, exts,
+            reserved=found.reserved,
+        )  # fmt: skip
 
 
 def header(msg: Message, size: int) -> bytes:
@@ -128,6 +133,7 @@ class Scan(NamedTuple):
     seq: int
     pid: int
     spans: Spans
+    reserved: int = 0
 
     def decode(self, exttype: int) -> Extension | None:
         """The typed extension of ``exttype``, if the message has one."""
@@ -140,9 +146,21 @@ class Scan(NamedTuple):
 def scan(data: Buffer) -> Scan:
     """Validate ``data`` as one PF_KEY message and find its extensions; build nothing.
 
-    The one validating parser: :meth:`Message.decode` and the key manager both use it.
-    Raises :class:`PfkeyError` with Linux's errno (see the module docstring).
+    The one validating parser: :meth:`Message.decode` and the key manager
+    (:func:`scan_request`) both use it. Raises :class:`PfkeyError` with Linux's errno (see
+    the module docstring).
     """
+    return _scan(data, False)
+
+
+def scan_request(data: Buffer) -> Scan:
+    """:func:`scan` for a message sent to the key manager, which must also have 0 in
+    ``sadb_msg_reserved`` (Linux ``pfkey_get_base_msg``: EINVAL, checked with the version
+    and type, before the length)."""
+    return _scan(data, True)
+
+
+def _scan(data: Buffer, request: bool) -> Scan:
     if type(data) is not Redacted:
         data = Redacted(data)  # one copy of ~200 bytes: about 0.1 us a message
     size = len(data)
@@ -151,7 +169,7 @@ def scan(data: Buffer) -> Scan:
     version, type_, errno, satype, words, reserved, seq, pid = HEADER.unpack_from(data)
     if version != PF_KEY_V2:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_version is {version}, not PF_KEY_V2 (2)")
-    if reserved:
+    if reserved and request:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_reserved is {reserved}, not 0")
     if not 0 < type_ <= SADB_MAX:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_type {type_} is not a message type")
@@ -184,7 +202,7 @@ def scan(data: Buffer) -> Scan:
         elif exttype == 0:
             raise PfkeyError(E_MALFORMED, f"extension at byte {start} has the reserved type 0")
         start = end
-    return Scan(data, type_, errno, satype, seq, pid, spans)
+    return Scan(data, type_, errno, satype, seq, pid, spans, reserved)
 
 
 _SRC = int(ExtType.ADDRESS_SRC)
@@ -204,6 +222,4 @@ def addresses(scan: Scan) -> tuple[bytes, bytes, bytes]:
     dst_ext = data[dst[0] : dst[1]]
     if src_ext[8:10] != dst_ext[8:10]:
         raise invalid("ADDRESS_SRC and ADDRESS_DST are of different address families")
-    # sockaddr_in: address at 4..8; sockaddr_in6: at 8..24 (the family decides the size)
-    packed = dst_ext[12:16] if len(dst_ext) == 24 else dst_ext[16:32]
-    return src_ext, dst_ext, packed
+    return src_ext, dst_ext, address_ip(dst_ext)

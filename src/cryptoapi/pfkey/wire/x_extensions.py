@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from cryptoapi.pfkey.wire.constants import ExtType, IpsecMode
-from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, malformed, padded, wrap
+from cryptoapi.pfkey.wire.framing import ExtSpec, check_type, framed, malformed, padded, wrap
 from cryptoapi.pfkey.wire.sockaddr import SockAddr, decode_sockaddr
 
-_SA2 = struct.Struct("<BBHII")
+SADB_X_SA2 = struct.Struct("<HHBBHII")
+"""``sadb_x_sa2``: header, mode, two reserved, sequence, reqid."""
 _NAT_T_TYPE = struct.Struct("<B3x")
 _NAT_T_PORT = struct.Struct("<2sH")
 _SEC_CTX = struct.Struct("<BBH")
@@ -38,7 +39,7 @@ class Sa2:
     sequence: int = 0
 
     def encode(self) -> bytes:
-        return wrap(ExtType.X_SA2, _SA2.pack(self.mode, 0, 0, self.sequence, self.reqid))
+        return framed(SADB_X_SA2, ExtType.X_SA2, self.mode, 0, 0, self.sequence, self.reqid)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +143,7 @@ class SaReplay:
 
 
 def _decode_sa2(data: bytes, start: int, end: int, exttype: int) -> Sa2:
-    mode, _, _, sequence, reqid = _SA2.unpack_from(data, start + 4)
+    _, _, mode, _, _, sequence, reqid = SADB_X_SA2.unpack_from(data, start)
     return Sa2(mode, reqid, sequence)
 
 
