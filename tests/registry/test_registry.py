@@ -64,6 +64,8 @@ def test_unregister_falls_back_to_the_next_priority(reg):
     reg.unregister("sha256-openssl")
     assert reg.lookup("sha256").driver == "sha256-pycryptodome"
     reg.unregister("sha256-pycryptodome")
+    assert reg.lookup("sha256").driver == "sha256-sodium"
+    reg.unregister("sha256-sodium")
     assert reg.lookup("sha256").driver == "sha256-generic"
     reg.unregister("sha256-generic")
     with pytest.raises(AlgorithmNotFound):

@@ -143,11 +143,19 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     # SP 800-90A DRBGs over the registry's own hashes, HMACs and AES.
     "cryptoapi.rng.drbg": tuple(("stdrng", driver) for driver in DRBG_DRIVERS),
+    # libsodium through PyNaCl (priority 200): another opinion with code of its own
+    "cryptoapi.providers.sodium.hashes": _offers(("sha256", "sha512"), "sodium"),
+    "cryptoapi.providers.sodium.aead": (
+        ("rfc7539(chacha20,poly1305)", "rfc7539-chacha20-poly1305-sodium"),
+        ("xchacha20poly1305", "xchacha20poly1305-sodium"),
+    ),
 }
 """Provider module -> the (name, driver) pairs it registers."""
 
+_PURE = (".pycryptodome.", ".sodium.")
+
 PRIORITIES: dict[str, int] = {
-    module: 100 if ".generic." in module else 200 if ".pycryptodome." in module else 300
+    module: 100 if ".generic." in module else 200 if any(p in module for p in _PURE) else 300
     for module in PROVIDERS
 }
 """Provider module -> the priority of its drivers (generic 100, pure 200, OpenSSL 300)."""
