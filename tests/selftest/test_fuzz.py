@@ -11,7 +11,7 @@ import pytest
 
 from cryptoapi import Algorithm, AlgType, BadMessage, Registry, SelfTest
 from cryptoapi.cli import main
-from cryptoapi.selftest.fuzz import fuzz, plan, reference_driver, reference_for
+from cryptoapi.selftest.fuzz import fuzz, opinions_for, plan, reference_driver, reference_for
 from cryptoapi.selftest.fuzz.cases import case_random, draw_length, make_case
 
 
@@ -158,14 +158,14 @@ def test_every_shipped_implementation_survives_a_fixed_seed_run():
     assert failures == []
 
 
-def _verdicts(registry: Registry, third: Algorithm) -> list[str]:
-    """The fuzzer's verdicts on gcm(aes)'s OpenSSL driver for seeds 1-6 (faulty, when
-    CRYPTOAPI_FAULT says so), with ``third`` as the third opinion."""
-    impl = registry.lookup("gcm-aes-openssl")
+def _verdicts(registry: Registry, driver: str, others) -> list[str]:
+    """The fuzzer's verdicts on ``driver`` for seeds 1-6 (faulty, where CRYPTOAPI_FAULT
+    says so), with ``others`` as the other opinions."""
+    impl = registry.lookup(driver)
     ref = reference_for(registry, impl)
     verdicts = []
     for seed in range(1, 7):
-        result = fuzz(registry.new_transform, impl, ref, seed, iterations=200, third=third)
+        result = fuzz(registry.new_transform, impl, ref, seed, iterations=200, others=others)
         assert result.mismatch is not None
         verdicts.append(result.mismatch.verdict)
     return verdicts
@@ -176,9 +176,36 @@ def test_the_odd_one_out_is_the_faulty_one_not_the_third_opinion(monkeypatch):
     pytest.importorskip("Crypto")
     monkeypatch.setenv("CRYPTOAPI_FAULT", "gcm-aes-openssl")
     registry = Registry("off")
-    verdicts = _verdicts(registry, registry.lookup("gcm-aes-pycryptodome"))
-    assert verdicts == ["odd one out: gcm-aes-openssl (gcm-aes-pycryptodome agrees with "
-                        "gcm(aes-generic))"] * 6  # fmt: skip
+    impl = registry.lookup("gcm-aes-openssl")
+    others = opinions_for(registry, impl)
+    assert [alg.driver for alg in others] == ["gcm-aes-pycryptodome"]
+    for verdict in _verdicts(registry, "gcm-aes-openssl", others):
+        assert verdict.startswith("odd one out: gcm-aes-openssl [OpenSSL "), verdict
+        assert verdict.endswith("(2 of 3 agree)")
+
+
+def test_four_libraries_name_the_odd_one_by_majority(monkeypatch):
+    pytest.importorskip("Crypto")
+    pytest.importorskip("nacl")
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "sha256-openssl")
+    registry = Registry("off")
+    others = opinions_for(registry, registry.lookup("sha256-openssl"))
+    assert {alg.driver for alg in others} == {"sha256-pycryptodome", "sha256-sodium"}
+    for verdict in _verdicts(registry, "sha256-openssl", others):
+        assert verdict.startswith("odd one out: sha256-openssl [OpenSSL "), verdict
+        assert verdict.endswith("(3 of 4 agree)")
+
+
+def test_two_against_two_is_no_majority_and_blames_nobody(monkeypatch):
+    pytest.importorskip("Crypto")
+    pytest.importorskip("nacl")
+    # the same fault in two libraries: two agree on the wrong digest, two on the right one
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "sha256-openssl,sha256-pycryptodome")
+    registry = Registry("off")
+    others = opinions_for(registry, registry.lookup("sha256-openssl"))
+    for verdict in _verdicts(registry, "sha256-openssl", others):
+        assert verdict.startswith("no majority among 4: sha256-openssl [OpenSSL "), verdict
+        assert "sha256-sodium [libsodium (PyNaCl " in verdict
 
 
 class ForgetfulAead(ForgivingAead):
@@ -193,7 +220,7 @@ class ForgetfulAead(ForgivingAead):
         return bytes(data)[: len(data) - self.n]
 
 
-def test_a_third_opinion_inconsistent_itself_is_named_and_not_believed(monkeypatch):
+def test_an_opinion_inconsistent_itself_casts_no_vote_and_is_named(monkeypatch):
     monkeypatch.setenv("CRYPTOAPI_FAULT", "gcm-aes-openssl")
     registry = Registry("off")
     third = Algorithm(
@@ -202,9 +229,8 @@ def test_a_third_opinion_inconsistent_itself_is_named_and_not_believed(monkeypat
         max_keysize=32, authsizes=(4, 8, 12, 13, 14, 15, 16),
     )  # fmt: skip
     registry.register(third)
-    verdicts = _verdicts(registry, third)
-    # never believed: no verdict blames anyone on its word (where it refused the case's
-    # sizes, "all three differ" says so)
-    assert not any("odd one out" in v for v in verdicts)
-    inconsistent = [v for v in verdicts if v.startswith("third opinion: gcm-aes-forgetful is ")]
-    assert len(inconsistent) >= 4 and all("inconsistent" in v for v in inconsistent)
+    verdicts = _verdicts(registry, "gcm-aes-openssl", (third,))
+    # one right answer of three is no majority: nobody is blamed on the forgetful's word
+    assert all(v.startswith("no majority among 3: ") for v in verdicts), verdicts
+    inconsistent = [v for v in verdicts if "gcm-aes-forgetful [user]: inconsistent" in v]
+    assert len(inconsistent) >= 4

@@ -15,7 +15,14 @@ from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import non_negative_int, positive_float, positive_int
 from cryptoapi.cli.table import format_table
 from cryptoapi.registry.registry import Registry
-from cryptoapi.selftest.fuzz import FuzzResult, fuzz, new_seed, plan, reference_for, third_for
+from cryptoapi.selftest.fuzz import (
+    FuzzResult,
+    fuzz,
+    new_seed,
+    opinions_for,
+    plan,
+    reference_for,
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -63,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         jsonout.dump({"seed": seed, "results": records})
     else:
         print(_table(results))
+        print("\n" + _summary(results))
         for result in results:
             if result.mismatch is not None:
                 print("\n" + result.mismatch.report())
@@ -107,7 +115,7 @@ def fuzz_driver(
         iterations=iterations,
         seconds=seconds,
         only_case=only_case,
-        third=third_for(registry, impl),
+        others=opinions_for(registry, impl),
     )
 
 
@@ -141,3 +149,20 @@ def _table(results: list[FuzzResult]) -> str:
     return (
         f"{format_table(headers, rows)}\n\n{len(results)} implementations, {failed} with mismatches"
     )
+
+
+def _summary(results: list[FuzzResult]) -> str:
+    """Per algorithm: the libraries compared, the cases run, the implementations that
+    disagreed (cryptofuzz's view: one operation, many libraries)."""
+    from cryptoapi.selftest.fuzz.libraries import library
+
+    by_name: dict[str, list[FuzzResult]] = {}
+    for result in results:
+        by_name.setdefault(result.alg, []).append(result)
+    rows = []
+    for name, group in by_name.items():
+        providers = dict.fromkeys(p for r in group for p in r.providers for p in p.split("+"))
+        libraries = ", ".join(library(provider) for provider in providers)
+        cases = sum(r.cases for r in group)
+        rows.append((name, libraries, cases, sum(1 for r in group if r.mismatch)))
+    return format_table(("name", "libraries compared", "cases", "disagreements"), rows)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from cryptoapi.alg import Algorithm, AlgType
 from cryptoapi.errors import AlgorithmNotFound
 from cryptoapi.selftest.fuzz.engine import FuzzResult, Mismatch, fuzz
-from cryptoapi.selftest.fuzz.references import reference_driver, third_driver
+from cryptoapi.selftest.fuzz.references import OPINION_PROVIDERS, reference_driver
 from cryptoapi.selftest.fuzz.target import FuzzTarget
 
 __all__ = [
@@ -18,10 +18,10 @@ __all__ = [
     "fuzz",
     "make_fuzzer",
     "new_seed",
+    "opinions_for",
     "plan",
     "reference_driver",
     "reference_for",
-    "third_for",
 ]
 
 
@@ -50,16 +50,17 @@ def reference_for(registry: FuzzTarget, impl: Algorithm) -> Algorithm:
         return impl
 
 
-def third_for(registry: FuzzTarget, impl: Algorithm) -> Algorithm | None:
-    """The independent third implementation of ``impl``'s name declared in
-    ``references.THIRD_OPINIONS``, if it is installed."""
-    driver = third_driver(impl.name)
-    if driver is None or driver == impl.driver:
-        return None
-    try:
-        return registry.lookup(driver, impl.type)
-    except AlgorithmNotFound:
-        return None
+def opinions_for(registry: FuzzTarget, impl: Algorithm) -> tuple[Algorithm, ...]:
+    """The other independent implementations of ``impl``'s name that are installed: the
+    one-piece drivers of ``references.OPINION_PROVIDERS`` (not this package's templates over
+    their primitives), asked when ``impl`` and its reference disagree."""
+    drivers = [
+        info.driver
+        for info in registry.algorithms()
+        if info.name == impl.name and info.provider in OPINION_PROVIDERS
+    ]
+    found = (registry.lookup(driver, impl.type) for driver in drivers if driver != impl.driver)
+    return tuple(alg for alg in found if not alg.inner)
 
 
 def plan(

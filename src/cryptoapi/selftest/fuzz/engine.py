@@ -9,7 +9,8 @@ decrypt(encrypt(x)) == x, and a forged AEAD message raises BadMessage.
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -212,6 +213,7 @@ class FuzzResult:
     seconds: float = 0.0
     mismatch: Mismatch | None = None
     inputs_digest: str = ""  # SHA-256 over every generated input, in order
+    providers: tuple[str, ...] = ()  # of the implementation, its reference, the others
 
     @property
     def cases_per_second(self) -> float:
@@ -226,6 +228,7 @@ class FuzzResult:
             "mismatches": int(self.mismatch is not None),
             "cases_per_s": round(self.cases_per_second, 1),
             "inputs_digest": self.inputs_digest,
+            "providers": list(self.providers),
             "mismatch": None if self.mismatch is None else self.mismatch.report(),
         }
 
@@ -254,24 +257,37 @@ def compare(
 
 
 def odd_one_out(
-    new: NewTransform, impl: Algorithm, ref: Algorithm, third: Algorithm | None, case: Case
+    new: NewTransform, impl: Algorithm, ref: Algorithm, others: Sequence[Algorithm], case: Case
 ) -> str:
-    """With a third independent implementation, say which of the three disagrees.
+    """With three or more independent implementations, decide by majority which of them
+    disagree, as cryptofuzz does; "" with fewer than three.
 
-    Each of the three gets its own verdict: one that is inconsistent with itself (its
-    decryption does not undo its encryption) is never taken for an answer, and the one
-    blamed is the one whose answer the other two do not share."""
-    if third is None or third.driver in (impl.driver, ref.driver):
+    Each gets its own verdict: one inconsistent with itself (its decryption does not undo
+    its encryption) casts no vote and is named as such; the odd ones out are those whose
+    answer is not the one more than half of all of them give."""
+    voters = list({alg.driver: alg for alg in (impl, ref, *others)}.values())
+    if len(voters) < 3:
         return ""
-    judge = _opinion(new, third, case)
-    if isinstance(judge, str):
-        return f"third opinion: {third.driver} is {judge} itself"
-    ours, theirs = _opinion(new, impl, case), _opinion(new, ref, case)
-    if judge == theirs:
-        return f"odd one out: {impl.driver} ({third.driver} agrees with {ref.driver})"
-    if judge == ours:
-        return f"odd one out: {ref.driver} ({third.driver} agrees with {impl.driver})"
-    return f"all three differ ({third.driver}: {_show(judge)})"
+    answers = {alg.driver: _opinion(new, alg, case) for alg in voters}
+    tally = Counter(answer for answer in answers.values() if not isinstance(answer, str))
+    if tally:
+        answer, votes = tally.most_common(1)[0]
+        if 2 * votes > len(voters):
+            odd = [alg for alg in voters if answers[alg.driver] != answer]
+            return f"odd one out: {_named(odd, answers)} ({votes} of {len(voters)} agree)"
+    return f"no majority among {len(voters)}: {_named(voters, answers)}"
+
+
+def _named(algs: list[Algorithm], answers: dict[str, Outcome | str]) -> str:
+    """Each driver with its library, and what it answered when that was no answer."""
+    from cryptoapi.selftest.fuzz.libraries import library
+
+    parts = []
+    for alg in algs:
+        said = answers[alg.driver]
+        note = f": {said}" if isinstance(said, str) else ""
+        parts.append(f"{alg.driver} [{library(alg.provider)}]{note}")
+    return "; ".join(parts)
 
 
 def fuzz(
@@ -284,10 +300,11 @@ def fuzz(
     seconds: float | None = None,
     only_case: int | None = None,
     progress: Callable[[int], None] | None = None,
-    third: Algorithm | None = None,
+    others: Sequence[Algorithm] = (),
 ) -> FuzzResult:
     """Run cases 0..iterations-1 (or only ``only_case``) until the first mismatch."""
-    result = FuzzResult(impl.name, impl.driver, ref.driver)
+    providers = tuple(dict.fromkeys(alg.provider for alg in (impl, ref, *others)))
+    result = FuzzResult(impl.name, impl.driver, ref.driver, providers=providers)
     digest = hashlib.sha256()
     started = time.perf_counter()
     indexes = range(iterations) if only_case is None else (only_case,)
@@ -298,7 +315,7 @@ def fuzz(
         found = compare(new, impl, ref, case)
         if found is not None:
             result.mismatch = _shrink(new, impl, ref, seed, case, found=found)
-            result.mismatch.verdict = odd_one_out(new, impl, ref, third, result.mismatch.case)
+            result.mismatch.verdict = odd_one_out(new, impl, ref, others, result.mismatch.case)
             break
         if progress is not None:
             progress(index)

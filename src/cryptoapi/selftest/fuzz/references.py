@@ -1,11 +1,12 @@
-"""Who judges whom: the fuzz reference of each name and its third opinion, as data (the
-kernel's ``.generic_driver`` in ``testmgr.c``'s ``alg_test_descs``).
+"""Who judges whom, as data: the fuzz reference of each name (the kernel's
+``.generic_driver`` in ``testmgr.c``'s ``alg_test_descs``) and the libraries whose
+implementations are the other opinions.
 
 A template name's reference is the template over its arguments' references
 (``gcm(aes)`` -> ``gcm(aes-generic)``), unless the table names one; a name with neither
-has no reference, and only its self-consistency is checked. The third opinion is an
-independent implementation (pycryptodome, where installed) that names the odd one out
-when an implementation and its reference disagree.
+has no reference, and only its self-consistency is checked. When an implementation and
+its reference disagree, every installed implementation of the name from an independent
+library (pycryptodome, libsodium) is asked too, and the majority names the odd one out.
 """
 
 from __future__ import annotations
@@ -18,37 +19,24 @@ _HASHES = (
 )  # fmt: skip
 _GENERIC = (
     *_HASHES, "aes", "chacha20", "xchacha20", "poly1305", "ghash", "xchacha20poly1305", "polyval",
+    "blake2b-160", "blake2b-256", "blake2b-384", "blake2b-512", "blake2s-256", "crc32c",
+    "xxhash64", "sm3", "sm4", "aegis128",
+    "curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh",
 )  # fmt: skip
-_GENERIC_KPP = ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh")
-_BLAKE2 = ("blake2b-160", "blake2b-256", "blake2b-384", "blake2b-512", "blake2s-256")
-_GENERIC_ISSUE14 = (*_BLAKE2, "crc32c", "xxhash64", "sm3", "sm4", "aegis128")
+_LEGACY = ("des3_ede", "blowfish", "cast5", "rmd160")
+"""The legacy IPsec algorithms have no generic implementation: OpenSSL's and pycryptodome's
+judge each other (pycryptodome has no Camellia: it is checked for self-consistency only)."""
 
 REFERENCES: dict[str, str] = {
-    name: f"{name}-generic" for name in (*_GENERIC, *_GENERIC_KPP, *_GENERIC_ISSUE14)
+    **{name: f"{name}-generic" for name in _GENERIC},
+    **{name: f"{name}-pycryptodome" for name in _LEGACY},
 }
 """Name -> the driver every implementation of it is compared with."""
 
-THIRD_OPINIONS: dict[str, str] = {
-    **{name: f"{name}-pycryptodome" for name in _HASHES},
-    **{name: f"{name}-pycryptodome" for name in _BLAKE2},
-    "aes": "aes-pycryptodome",
-    "cbc(aes)": "cbc-aes-pycryptodome",
-    "ctr(aes)": "ctr-aes-pycryptodome",
-    "chacha20": "chacha20-pycryptodome",
-    "gcm(aes)": "gcm-aes-pycryptodome",
-    "ccm(aes)": "ccm-aes-pycryptodome",
-    "rfc7539(chacha20,poly1305)": "rfc7539-chacha20-poly1305-pycryptodome",
-    "xchacha20poly1305": "xchacha20poly1305-pycryptodome",
-    "cmac(aes)": "cmac-aes-pycryptodome",
-    "poly1305": "poly1305-pycryptodome",
-}
-"""Name -> an independent third implementation, asked only when two disagree."""
-
-# The legacy IPsec algorithms (issue 11) have no generic implementation: OpenSSL's and
-# pycryptodome's judge each other (pycryptodome has no Camellia: only self-consistency).
-REFERENCES.update(
-    {name: f"{name}-pycryptodome" for name in ("des3_ede", "blowfish", "cast5", "rmd160")}
-)
+OPINION_PROVIDERS = ("pycryptodome", "sodium")
+"""Providers over libraries with code of their own (neither OpenSSL's nor this package's):
+every implementation of a name they register is asked when an implementation and its
+reference disagree, and the majority decides which one is wrong."""
 
 
 def reference_driver(name: str) -> str:
@@ -65,8 +53,3 @@ def _reference(name: Name) -> Name:
     if name.is_template:
         return Name(name.word, tuple(_reference(arg) for arg in name.args))
     return name
-
-
-def third_driver(name: str) -> str | None:
-    """The driver giving the third opinion on ``name``, if the table names one."""
-    return THIRD_OPINIONS.get(name)

@@ -1,0 +1,40 @@
+"""Which library (and which version of it) each provider's implementations come from, for
+the fuzzer's reports: a disagreement names the library that is the odd one out."""
+
+from __future__ import annotations
+
+import functools
+
+_DISTRIBUTIONS = {
+    "openssl": "cryptography",
+    "pycryptodome": "pycryptodome",
+    "sodium": "PyNaCl",
+}
+"""Provider -> the Python distribution that binds its library."""
+
+
+@functools.cache
+def library(provider: str) -> str:
+    """``provider``'s library with its version: ``OpenSSL 3.x (cryptography 4x)``,
+    ``libsodium (PyNaCl 1.6.2)``, ``pycryptodome 3.x``, ``cryptoapi 0.x`` for this package's
+    generic code; a template instance's providers joined by ``+``; others as they are."""
+    return " + ".join(_one_library(part) for part in provider.split("+"))
+
+
+def _one_library(provider: str) -> str:
+    from importlib import metadata
+
+    distribution = "cryptoapi" if provider == "generic" else _DISTRIBUTIONS.get(provider)
+    if distribution is None:
+        return provider
+    try:
+        version = metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return provider
+    if provider == "openssl":
+        from cryptography.hazmat.backends.openssl.backend import backend
+
+        return f"{backend.openssl_version_text()} (cryptography {version})"
+    if provider == "sodium":
+        return f"libsodium (PyNaCl {version})"
+    return f"{distribution} {version}"
