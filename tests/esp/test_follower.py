@@ -279,3 +279,19 @@ def test_dump_entries_without_keys_are_fetched_with_get_and_larval_ones_skipped(
     assert mirror.install(reply)  # the same again: left alone, not replaced
     assert mirror.key_manager.sad.get(SaType.ESP, "192.0.2.1", 0x2002) is record
     assert mirror.counters["sas_unchanged"] == 1
+
+
+def test_expires_that_fall_due_while_the_mirror_works_reach_the_data_path():
+    # the local key manager runs its timers on every message: an EXPIRE due when the mirror
+    # installs or looks up an SA comes back with that reply and must not be dropped
+    now = [1000.0]
+    key_manager = KeyManager(clock=lambda: now[0])
+    key_manager.registered.add(SaType.ESP)
+    heard: list[bytes] = []
+    mirror = Mirror(key_manager, heard.extend)
+    apply(parse(BASE.replace("-r 32", "-r 32 -ls 5")), LocalTransport(key_manager))
+    now[0] += 10  # the soft lifetime of 0x1001 is due; nothing has ticked
+    assert mirror.notification(expire(0x2002, ExtType.LIFETIME_HARD)) == []  # a local DELETE
+    expired = [decode(m) for m in heard]
+    assert [(m.type, m.get(ExtType.SA, Sa).spi) for m in expired] == [(MsgType.EXPIRE, 0x1001)]
+    assert expired[0].get(ExtType.LIFETIME_SOFT, Lifetime) is not None

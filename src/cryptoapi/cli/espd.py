@@ -29,6 +29,7 @@ from cryptoapi.cli.options import add_selftests_option
 if TYPE_CHECKING:
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.follower import Follower
+    from cryptoapi.esp.espd.notices import Notices
     from cryptoapi.esp.espd.pcap import PcapWriter
     from cryptoapi.esp.espd.sockets import EspSocket
     from cryptoapi.esp.espd.tun import TunDevice
@@ -98,9 +99,9 @@ def _build(
         print(f"espd: {line}", file=sys.stderr)
     if refused:
         return None
-    follower = _follow(args.socket, key_manager, cleanup) if args.socket else None
-    encap = None if args.raw_esp else args.udp_port
     notices = Notices()
+    follower = _follow(args.socket, key_manager, notices, cleanup) if args.socket else None
+    encap = None if args.raw_esp else args.udp_port
     if follower is not None:  # keyd hears what only packets tell (see espd.notices)
         key_manager.registered.add(SaType.ESP)
         notices.forward = follower.report
@@ -115,12 +116,15 @@ def _build(
     return endpoint, greeting
 
 
-def _follow(path: str, key_manager: "KeyManager", cleanup: contextlib.ExitStack) -> "Follower":
-    """A follower of the key daemon at ``path``, connected and synced (PfkeyError if not)."""
+def _follow(
+    path: str, key_manager: "KeyManager", notices: "Notices", cleanup: contextlib.ExitStack
+) -> "Follower":
+    """A follower of the key daemon at ``path``, connected and synced (PfkeyError if not);
+    what the local key manager says meanwhile (EXPIREs) goes to ``notices``."""
     from cryptoapi.esp.espd.follower import Follower
     from cryptoapi.esp.espd.mirror import Mirror
 
-    follower = Follower(path, Mirror(key_manager))
+    follower = Follower(path, Mirror(key_manager, notices))
     follower.connect()
     cleanup.callback(follower.close)
     return follower

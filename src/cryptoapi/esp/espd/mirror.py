@@ -33,6 +33,7 @@ longer has is deleted, and SAs that did not change keep their state.
 import logging
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
 from cryptoapi.pfkey.errors import PfkeyError
@@ -63,10 +64,13 @@ UNUSABLE = frozenset((int(SaState.LARVAL), int(SaState.DEAD)))
 class Mirror:
     """Keeps ``key_manager`` a copy of what the key daemon says (see the module doc)."""
 
-    def __init__(self, key_manager: KeyManager) -> None:
+    def __init__(
+        self, key_manager: KeyManager, notify: Callable[[list[bytes]], None] | None = None
+    ) -> None:
         self.key_manager = key_manager
         self.counters: Counter[str] = Counter()
         self._pid = os.getpid()
+        self._notify = notify  # where the EXPIREs that fall due meanwhile go (the data path's)
 
     # -- what keyd says ----------------------------------------------------------------
 
@@ -172,7 +176,7 @@ class Mirror:
         """Whether the local SA is already this one (lifetimes, keys and all but its
         state): then it is left alone, since a replaced SA record starts the data path's
         sequence numbers and replay window again."""
-        replies = self.key_manager.handle(lookup(MsgType.GET, message).encode())
+        replies = self._ask(lookup(MsgType.GET, message).encode())
         if not replies or replies[0][2]:
             return False
         try:
@@ -205,19 +209,36 @@ class Mirror:
             self._local(lookup(MsgType.DELETE, message), "sas_deleted")
 
     def _dump(self, kind: int, satype: int) -> list[Message]:
-        replies = self.key_manager.handle(Message(kind, satype, 0, self._pid).encode())
-        return [m for m in map(decode, replies) if m.type == kind and not m.errno]
+        replies = self._ask(Message(kind, satype, 0, self._pid).encode())
+        return [m for m in map(decode, replies) if not m.errno]
+
+    def _ask(self, request: bytes) -> list[bytes]:
+        """The local key manager's replies to ``request``; the rest of what it returns
+        (EXPIREs that came due during the call) goes to ``notify``, not lost."""
+        mine, other = _answers(request, self.key_manager.handle(request))
+        if other and self._notify is not None:
+            self._notify(other)
+        return mine
 
     def _local(self, message: Message, counter: str = "") -> int:
         """Send ``message`` to the local key manager; the errno of its reply (0: done)."""
         stamped = replace(message, seq=0, pid=self._pid, reserved=0).encode()  # a refcount
-        replies = self.key_manager.handle(stamped)
+        replies = self._ask(stamped)
         code = replies[0][2] if replies else 0
         if code and counter:
             log.info("the local key manager refused %s: errno %d", _name(message.type), code)
         elif counter:
             self.counters[counter] += 1
         return code
+
+
+def _answers(request: bytes, replies: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """(the replies to ``request``: its own message type, the others: what else the local
+    key manager had to say meanwhile, EXPIREs that came due)."""
+    mine, other = [], []
+    for reply in replies:
+        (mine if reply[1] == request[1] else other).append(reply)
+    return mine, other
 
 
 def _comparable(exts: tuple[Extension, ...]) -> tuple[Extension, ...]:
