@@ -235,7 +235,8 @@ class Mirror:
 def _answers(request: bytes, replies: list[bytes]) -> tuple[list[bytes], list[bytes]]:
     """(the replies to ``request``: its own message type, the others: what else the local
     key manager had to say meanwhile, EXPIREs that came due)."""
-    mine, other = [], []
+    mine: list[bytes] = []
+    other: list[bytes] = []
     for reply in replies:
         (mine if reply[1] == request[1] else other).append(reply)
     return mine, other
