@@ -89,7 +89,7 @@ XTS_192 = os.urandom(48)  # OpenSSL has no AES-192-XTS: its driver raises NeedFa
 
 def openssl_xts_falling_back_to(backup: str) -> Skcipher:
     """xts-aes-openssl whose fallback is ``backup``, as a registry hands it over."""
-    return Skcipher(registry.lookup("xts-aes-openssl"), lambda: registry.lookup(backup))
+    return Skcipher(registry.lookup("xts-aes-openssl"), lambda passed: registry.lookup(backup))
 
 
 @pytest.mark.parametrize("backup", [d for d in drivers_of("xts(aes)") if d != "xts-aes-openssl"])

@@ -204,13 +204,15 @@ class Api:
         if not done:
             raise LookupTimeout(f"self-tests still running after {timeout:g} s")
 
-    def fallback_core(self, alg: Algorithm) -> Algorithm:
+    def fallback_core(self, alg: Algorithm, passed: frozenset[str] = frozenset()) -> Algorithm:
         """The next usable implementation of ``alg``'s name, for the parameters ``alg``
-        lacks (NeedFallback; the transform makes its core and can name its driver);
-        every provider is loaded and every composition built for it if need be."""
+        lacks (NeedFallback; the transform makes its core and can name its driver), other
+        than those ``passed`` over already; every provider is loaded and every composition
+        built for it if need be."""
         self.everything(alg.name)
         for entry in self.table.candidates(alg.name, alg.type):
-            if entry.alg.driver != alg.driver and self.usable(entry):
+            driver = entry.alg.driver
+            if driver != alg.driver and driver not in passed and self.usable(entry):
                 return entry.alg
         raise AlgorithmNotFound(f"no implementation of {alg.name} besides {alg.driver}")
 

@@ -245,7 +245,7 @@ class Registry:
             alg = faulty(alg)
         if alg.type in (AlgType.SHASH, AlgType.KDF, AlgType.KPP, AlgType.RNG):
             return _transform(alg.type)(alg)
-        return _transform(alg.type)(alg, lambda: self._api.fallback_core(alg))
+        return _transform(alg.type)(alg, lambda passed: self._api.fallback_core(alg, passed))
 
 
 _TRANSFORMS = {

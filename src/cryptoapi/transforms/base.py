@@ -67,9 +67,10 @@ class _NoKey:
 
 NO_KEY: Any = _NoKey()
 
-FallbackFactory = Callable[[], Algorithm]
+FallbackFactory = Callable[[frozenset[str]], Algorithm]
 """Finds the next implementation of a keyed transform's name, for a parameter its own
-implementation lacks: the transform creates its core and knows the driver serving the key."""
+implementation lacks, other than the drivers given (those that lacked it too): the
+transform creates its core and knows the driver serving the key."""
 
 
 class NotPicklable:
@@ -166,39 +167,64 @@ class KeyedTransform(Transform):
         self._key = key
         self._core = core
 
-    def _keyed_backup(self, key: bytes, reason: NeedFallback) -> Any:
-        """The next implementation, keyed and configured like this transform; when there is
-        none, InvalidArgument with the ``reason`` the primary gave for needing it."""
+    def _keyed_backup(
+        self, key: bytes, reason: NeedFallback, passed: set[str] | None = None
+    ) -> Any:
+        """The next implementation that takes ``key``, keyed and configured like this
+        transform: the current backup, else the next ones in priority order (a backup may
+        be partial too, unlike the kernel's fallbacks: each one that raises NeedFallback is
+        added to ``passed`` and passed over); none left: InvalidArgument, the last reason."""
+        passed = set() if passed is None else passed
+        while True:
+            backup = self._backup_for(reason, passed)
+            try:
+                backup.setkey(key)
+            except NeedFallback as last:
+                reason = self._pass_over(last, passed)
+                continue
+            return backup
+
+    def _backup_for(self, reason: NeedFallback, passed: set[str]) -> Any:
+        """The current backup, or a core of the next implementation not yet passed over."""
         if self._backup is None:
-            self._backup = self._next_implementation(reason)
+            self._backup = self._next_implementation(reason, frozenset(passed))
             self._configure(self._backup)
-        try:
-            self._backup.setkey(key)
-        except NeedFallback as last:
-            raise InvalidArgument(_said(last, self.alg_name)) from None
         return self._backup
 
-    def _next_implementation(self, reason: NeedFallback) -> Any:
-        """A core of the next implementation of the name, or InvalidArgument giving
-        ``reason`` when there is none (a bad parameter, not a failed lookup, to the caller)."""
+    def _pass_over(self, reason: NeedFallback, passed: set[str]) -> NeedFallback:
+        """Drop the backup that could not serve (for ``reason``) so the next one is asked."""
+        passed.add(self._backup_driver)
+        self._backup = None
+        return reason
+
+    def _next_implementation(self, reason: NeedFallback, passed: frozenset[str]) -> Any:
+        """A core of the next implementation of the name (not one of ``passed``), or
+        InvalidArgument giving ``reason`` when there is none (a bad parameter, not a failed
+        lookup, to the caller)."""
         try:
-            made = self._fallback() if self._fallback is not None else None
+            made = self._fallback(passed) if self._fallback is not None else None
         except AlgorithmNotFound:
             made = None
+        if made is not None and made.driver in passed:
+            made = None  # a factory offering one passed over again has nothing new
         if made is None:
+            if passed:
+                raise InvalidArgument(_said(reason, self.alg_name))
             alone = f"{self.driver_name} cannot serve this and is the only {self.alg_name}"
             raise InvalidArgument(str(reason) or alone)
         self._backup_driver = made.driver
         return made.create()
 
     def _serve_by_backup(self, operation: str, reason: NeedFallback, *args: Any) -> Any:
-        """Run one call the primary could not serve (for ``reason``) on the keyed backup; if
-        the backup cannot either, InvalidArgument says why, in the backup's words."""
-        backup = self._keyed_backup(self._key, reason)
-        try:
-            return getattr(backup, operation)(*args)
-        except NeedFallback as last:
-            raise InvalidArgument(_said(last, self.alg_name)) from None
+        """Run one call the primary could not serve (for ``reason``) on the first backup
+        that can; InvalidArgument, in the last one's words, if none can."""
+        passed: set[str] = set()
+        while True:
+            backup = self._keyed_backup(self._key, reason, passed)
+            try:
+                return getattr(backup, operation)(*args)
+            except NeedFallback as last:
+                reason = self._pass_over(last, passed)
 
     def _configure(self, core: Any) -> None:
         """Apply per-transform settings (an AEAD's authsize) to a newly made core."""
