@@ -36,10 +36,9 @@ def test_list_proc_crypto_text(capsys):
     records = out.split("\n\n")
     assert records.pop() == ""  # the text ends with the last record's blank line
     assert sorted(r.splitlines()[1] for r in records) == [
-        "driver       : sha1-generic",
-        "driver       : sha1-openssl",
-        "driver       : sha1-pycryptodome",
+        f"driver       : {driver}" for driver in sorted(Registry("off").implementations("sha1"))
     ]
+    assert {"sha1-generic", "sha1-openssl"} <= set(Registry("off").implementations("sha1"))
     registry = Registry()
     listing.drivers_of(registry, ["sha1"])  # what the command does first: loads sha1's
     order = {i.driver: i.order for i in registry.algorithms() if i.name == "sha1"}

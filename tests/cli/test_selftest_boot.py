@@ -65,7 +65,8 @@ def test_selftest_prints_each_failure_and_its_reason(capsys, monkeypatch):
         "FAILED  sha1-openssl (sha1)",
     ]
     assert all("digest mismatch on vector" in line for line in lines[:2])
-    assert SUMMARY.match(lines[2]).group(3) == "4 passed, 2 failed"
+    drivers = len(Registry("off").implementations("md5") + Registry("off").implementations("sha1"))
+    assert SUMMARY.match(lines[2]).group(3) == f"{drivers - 2} passed, 2 failed"
     assert len(lines) == 3 and captured.err == ""  # said once, not logged again
 
 

@@ -35,6 +35,7 @@ def test_reverse_indexes_list_the_best_provider_first():
         "cryptoapi.providers.openssl.hashes",
         "cryptoapi.providers.pycryptodome.hashes",
         "cryptoapi.providers.sodium.hashes",
+        "cryptoapi.providers.wolfcrypt.hashes",
         "cryptoapi.providers.generic.sha256",
     )
     assert MANIFEST.offers["xchacha20"][0] == (200, "cryptoapi.providers.openssl.ciphers")

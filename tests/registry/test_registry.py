@@ -1,6 +1,7 @@
 """Registry behaviour: priorities, drivers, collisions, fallback, templates, larvals."""
 
 import hashlib
+import importlib.util
 import subprocess
 import sys
 import threading
@@ -66,6 +67,9 @@ def test_unregister_falls_back_to_the_next_priority(reg):
     reg.unregister("sha256-pycryptodome")
     assert reg.lookup("sha256").driver == "sha256-sodium"
     reg.unregister("sha256-sodium")
+    if importlib.util.find_spec("wolfcrypt"):  # optional: built by scripts/system-deps
+        assert reg.lookup("sha256").driver == "sha256-wolfcrypt"
+        reg.unregister("sha256-wolfcrypt")
     assert reg.lookup("sha256").driver == "sha256-generic"
     reg.unregister("sha256-generic")
     with pytest.raises(AlgorithmNotFound):

@@ -30,7 +30,9 @@ def test_every_registered_drbg_has_its_own_selftest_vector(registry):
 GENERIC_ONLY = (
     "sha256-openssl,sha384-openssl,sha512-openssl,sha256-pycryptodome,sha384-pycryptodome,"
     "sha512-pycryptodome,aes-openssl,aes-pycryptodome,ecb-aes-openssl,cbc-aes-openssl,"
-    "ctr-aes-openssl,cbc-aes-pycryptodome,ctr-aes-pycryptodome,sha256-sodium,sha512-sodium"
+    "ctr-aes-openssl,cbc-aes-pycryptodome,ctr-aes-pycryptodome,sha256-sodium,sha512-sodium,"
+    "sha256-wolfcrypt,sha384-wolfcrypt,sha512-wolfcrypt,aes-wolfcrypt,cbc-aes-wolfcrypt,"
+    "ctr-aes-wolfcrypt"
 )
 
 

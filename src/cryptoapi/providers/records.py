@@ -32,6 +32,8 @@ _CLASSIC: dict[str, tuple[AlgType, dict[str, Any]]] = {
         AlgType.SKCIPHER,
         {"blocksize": 16, "ivsize": 16, "min_keysize": 32, "max_keysize": 64, "min_datasize": 16},
     ),
+    # RFC 3394 key wrap: 8-byte semiblocks; the IV is the 8-byte integrity check value
+    "kw(aes)": (AlgType.SKCIPHER, {"blocksize": 8, "ivsize": 8, **_AES_KEYS}),
     # The kernel's IV layouts: LE32 block counter || 96-bit nonce; 24-byte nonce || LE64.
     "chacha20": (AlgType.SKCIPHER, {"ivsize": 16, **_CHACHA_KEY}),
     "xchacha20": (AlgType.SKCIPHER, {"ivsize": 32, **_CHACHA_KEY}),

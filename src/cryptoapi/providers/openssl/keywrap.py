@@ -10,13 +10,14 @@ data shorter than two semiblocks) :class:`InvalidArgument`.
 
 from cryptography.hazmat.primitives import keywrap
 
-from cryptoapi.alg import PRIORITY_OPENSSL, Algorithm, AlgType, Buffer
+from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
+from cryptoapi.providers.records import record
+from cryptoapi.templates.kw import DEFAULT_IV, check_lengths
 from cryptoapi.transforms.base import NeedFallback
 
 AES_KEY_SIZES = (16, 24, 32)
 SEMIBLOCK = 8
-DEFAULT_IV = b"\xa6" * SEMIBLOCK  # RFC 3394 §2.2.3.1
 
 
 def _default_iv_only(iv: bytes) -> None:
@@ -41,10 +42,7 @@ class KwAes:
 
     def decrypt(self, iv: bytes, data: Buffer, /) -> bytes:
         _default_iv_only(iv)
-        if len(data) < 3 * SEMIBLOCK:  # cryptography would call it a failed unwrap
-            raise InvalidArgument(
-                f"kw(aes): wrapped key data is at least 24 bytes, got {len(data)}"
-            )
+        check_lengths("kw(aes)", data, wrapped=True)  # cryptography: "a failed unwrap"
         try:
             return keywrap.aes_key_unwrap(self._key, bytes(data))
         except keywrap.InvalidUnwrap:
@@ -54,16 +52,5 @@ class KwAes:
 
 
 ALGORITHMS = (
-    Algorithm(
-        name="kw(aes)",
-        driver="kw-aes-openssl",
-        type=AlgType.SKCIPHER,
-        priority=PRIORITY_OPENSSL,
-        provider="openssl",
-        create=KwAes,
-        blocksize=SEMIBLOCK,
-        ivsize=SEMIBLOCK,
-        min_keysize=16,
-        max_keysize=32,
-    ),
+    record("kw(aes)", "kw-aes-openssl", KwAes, provider="openssl", priority=PRIORITY_OPENSSL),
 )

@@ -9,6 +9,7 @@ _DISTRIBUTIONS = {
     "openssl": "cryptography",
     "pycryptodome": "pycryptodome",
     "sodium": "PyNaCl",
+    "wolfcrypt": "wolfcrypt",
 }
 """Provider -> the Python distribution that binds its library."""
 
@@ -16,8 +17,9 @@ _DISTRIBUTIONS = {
 @functools.cache
 def library(provider: str) -> str:
     """``provider``'s library with its version: ``OpenSSL 3.x (cryptography 4x)``,
-    ``libsodium (PyNaCl 1.6.2)``, ``pycryptodome 3.x``, ``cryptoapi 0.x`` for this package's
-    generic code; a template instance's providers joined by ``+``; others as they are."""
+    ``libsodium (PyNaCl 1.6.2)``, ``wolfSSL v5.x-stable (wolfcrypt 5.x)``, ``pycryptodome 3.x``,
+    ``cryptoapi 0.x`` for this package's generic code; a template instance's providers
+    joined by ``+``; others as they are."""
     return " + ".join(_one_library(part) for part in provider.split("+"))
 
 
@@ -37,4 +39,8 @@ def _one_library(provider: str) -> str:
         return f"{backend.openssl_version_text()} (cryptography {version})"
     if provider == "sodium":
         return f"libsodium (PyNaCl {version})"
+    if provider == "wolfcrypt":
+        from wolfcrypt import __wolfssl_version__
+
+        return f"wolfSSL {__wolfssl_version__} (wolfcrypt {version})"
     return f"{distribution} {version}"

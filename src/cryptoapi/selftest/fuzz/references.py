@@ -6,7 +6,7 @@ A template name's reference is the template over its arguments' references
 (``gcm(aes)`` -> ``gcm(aes-generic)``), unless the table names one; a name with neither
 has no reference, and only its self-consistency is checked. When an implementation and
 its reference disagree, every installed implementation of the name from an independent
-library (pycryptodome, libsodium) is asked too, and the majority names the odd one out.
+library (pycryptodome, libsodium, wolfCrypt) is asked too, and the majority names the odd one out.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ REFERENCES: dict[str, str] = {
 }
 """Name -> the driver every implementation of it is compared with."""
 
-OPINION_PROVIDERS = ("pycryptodome", "sodium")
+OPINION_PROVIDERS = ("pycryptodome", "sodium", "wolfcrypt")
 """Providers over libraries with code of their own (neither OpenSSL's nor this package's):
 every implementation of a name they register is asked when an implementation and its
 reference disagree, and the majority decides which one is wrong."""

@@ -50,14 +50,17 @@ FAMILIES: dict[str, str] = {
          "cbc(camellia)", "cbc(blowfish)", "cbc(cast5)", "hmac(rmd160)"),
         "legacy",
     ),
-    **dict.fromkeys(("polyval", "xctr", "hctr2", "lrw", "kw", "essiv", "cbcmac"), "modes2"),
+    **dict.fromkeys(
+        ("polyval", "xctr", "hctr2", "lrw", "kw", "essiv", "cbcmac", "vmac64"), "modes2"
+    ),
     "stdrng": "rng",
     **dict.fromkeys(
         ("blake2b-160", "blake2b-256", "blake2b-384", "blake2b-512", "blake2s-256", "crc32c",
          "xxhash64", "sm3"),
         "hash2",
     ),
-    "sm4": "cipher2",
+    # whole names: sm4's compositions have their vectors with sm4's (family_of tries them first)
+    **dict.fromkeys(("sm4", "ecb(sm4)", "cbc(sm4)", "ctr(sm4)"), "cipher2"),
     "aegis128": "aead2",
     **dict.fromkeys(
         ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh", "ffdhe2048", "ffdhe3072",
