@@ -1,10 +1,13 @@
 """Fuzzing speed: cases per second; what drawing the random inputs costs (the seeded PRNG
 against ``os.urandom`` and ``secrets``, and ``random.Random`` against numpy's PCG64, the
-choice this project made); and the ``--jobs 2`` speed-up.
+choice this project made); one campaign with ``--jobs 1``, ``--jobs 2`` and on a Dask
+``LocalCluster`` of 2 workers, with the scheduler's overhead at 1,000 cases per task; and
+the cost per case of each independent library's implementation against OpenSSL's.
 
 Run: ``python -m bench.fuzz``.
 """
 
+import argparse
 import os
 import random
 import secrets
@@ -12,13 +15,17 @@ import time
 from collections.abc import Callable
 
 from cryptoapi import Registry
-from cryptoapi.cli.fuzz import _run_jobs
+from cryptoapi.cli.fuzz import run_campaign
 from cryptoapi.selftest.fuzz import reference_for
+from cryptoapi.selftest.fuzz.campaign import DEFAULT_CHUNK, Parameters
 from cryptoapi.selftest.fuzz.cases import case_random, make_case
-from cryptoapi.selftest.fuzz.engine import compare
+from cryptoapi.selftest.fuzz.engine import compare, run_case
+from cryptoapi.selftest.fuzz.references import OPINION_PROVIDERS
 
 DRIVERS = ("sha256-openssl", "hmac(sha256-openssl)", "gcm-aes-openssl", "cbc-aes-openssl")
 CASES = 300
+CAMPAIGN_CASES = 2000  # per driver: two tasks of DEFAULT_CHUNK cases each
+LIBRARY_NAMES = ("sha256", "sha512", "gcm(aes)", "rfc7539(chacha20,poly1305)", "blake2b-512")
 
 
 class UrandomRandom(random.Random):
@@ -103,17 +110,74 @@ def main() -> None:
         "numpy not installed" if pcg is None else f"numpy PCG64 {pcg:.2f} us ({pcg / ours:.1f}x)"
     )
     print(f"  per-case generator (seed + 64 B + one int): random.Random {ours:.2f} us; {shown}")
+    campaign_speeds()
+    library_costs()
+
+
+def campaign_seconds(**where: object) -> tuple[float, float]:
+    """(wall seconds, seconds spent inside the ranges) for the same campaign, run where
+    ``where`` says (the ``fuzz`` command's options)."""
+    options = {"jobs": 1, "scheduler": None, "cluster": None, "resume": None, **where}
+    parameters = Parameters(seed=7, iterations=CAMPAIGN_CASES, chunk=DEFAULT_CHUNK,
+                            drivers=DRIVERS)  # fmt: skip
+    started = time.perf_counter()
+    runs = run_campaign(parameters, argparse.Namespace(**options), None)
+    wall = time.perf_counter() - started
+    return wall, sum(run.result.seconds for run in runs)
+
+
+def campaign_speeds() -> None:
+    """Cases/s of one campaign in one process, two processes and a 2-worker LocalCluster
+    (started before the clock runs: its start-up is paid once per campaign, not per case)."""
+    from distributed import LocalCluster
+
+    cases = CAMPAIGN_CASES * len(DRIVERS)
+    one, _ = campaign_seconds(jobs=1)
+    two, _ = campaign_seconds(jobs=2)
+    # distributed's API carries no annotations: hence the ignore.
+    local = LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=2, threads_per_worker=1, dashboard_address=None
+    )
+    with local as cluster:
+        on_cluster, busy = campaign_seconds(scheduler=cluster.scheduler_address)
+    print(f"one campaign, {len(DRIVERS)} drivers x {CAMPAIGN_CASES} cases, "
+          f"{DEFAULT_CHUNK} cases per task:")  # fmt: skip
+    for label, seconds in (("--jobs 1", one), ("--jobs 2", two), ("--cluster local:2", on_cluster)):
+        print(f"  {label:<18} {cases / seconds:8.0f} cases/s ({one / seconds:.2f}x --jobs 1)")
+    print(
+        f"  scheduler overhead: cluster wall {100 * (on_cluster / two - 1):+.1f}% vs --jobs 2; "
+        f"tasks busy {100 * busy / (2 * on_cluster):.1f}% of 2 workers' wall time "
+        f"(overhead {100 * (1 - busy / (2 * on_cluster)):.1f}%, goal < 10%)"
+    )
+
+
+def library_costs(cases: int = 300) -> None:
+    """Microseconds per case of each independent library's driver, and OpenSSL's, for
+    the same names and the same cases (the implementation alone, no reference)."""
     registry = Registry("off")
     registry.load_all()
-    drivers = [i.driver for i in registry.algorithms() if i.provider == "openssl"]
-    jobs = [(driver, 7, 100, None, None) for driver in drivers]
+    print(f"cost per case against OpenSSL's ({cases} cases, implementation alone):")
+    for name in LIBRARY_NAMES:
+        infos = [i for i in registry.algorithms() if i.name == name]
+        openssl = [i.driver for i in infos if i.provider == "openssl"]
+        others = [i.driver for i in infos if i.provider in OPINION_PROVIDERS]
+        if not openssl or not others:
+            continue
+        base = case_us(registry, openssl[0], cases)
+        shown = ", ".join(
+            f"{driver} {cost:.1f} us ({cost / base:.2f}x)"
+            for driver, cost in ((d, case_us(registry, d, cases)) for d in others)
+        )
+        print(f"  {name:<28} {openssl[0]} {base:.1f} us; {shown}")
+
+
+def case_us(registry: Registry, driver: str, cases: int) -> float:
+    impl = registry.lookup(driver)
+    drawn = [make_case(impl, case_random(1, impl.name, i), i) for i in range(cases)]
     started = time.perf_counter()
-    _run_jobs(jobs, 1)
-    one = time.perf_counter() - started
-    started = time.perf_counter()
-    _run_jobs(jobs, 2)
-    two = time.perf_counter() - started
-    print(f"  --jobs 2 vs --jobs 1 over {len(jobs)} drivers: {one / two:.2f}x faster")
+    for case in drawn:
+        run_case(registry.new_transform(impl), impl, case)
+    return (time.perf_counter() - started) / cases * 1e6
 
 
 if __name__ == "__main__":

@@ -1,19 +1,28 @@
 """cryptoapi fuzz: differential fuzzing of every implementation against its reference.
 
 The run's seed is printed before anything else; --seed S replays a run exactly and
---case K replays one case. --jobs J fuzzes implementations in J processes; the cases
-depend only on (seed, algorithm, case number), so the run is the same either way. A
-mismatch is shrunk and printed with the command that replays it; the exit status is 1.
+--case K replays one case. Each implementation's cases are split into ranges of --chunk
+cases, run here, in --jobs J processes, or on a Dask cluster (--scheduler ADDRESS, or
+--cluster local:N on this machine); the cases depend only on (seed, algorithm, case
+number), so the run is the same either way. --resume FILE records finished ranges and
+skips them when the same campaign runs again. A mismatch is shrunk and printed with the
+command that replays it; the exit status is 1.
 """
 
 import argparse
+import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any
 
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import non_negative_int, positive_float, positive_int
 from cryptoapi.cli.table import format_table
+from cryptoapi.errors import InvalidArgument
 from cryptoapi.registry.registry import Registry
 from cryptoapi.selftest.fuzz import (
     FuzzResult,
@@ -23,6 +32,18 @@ from cryptoapi.selftest.fuzz import (
     plan,
     reference_for,
 )
+from cryptoapi.selftest.fuzz.campaign import (
+    DEFAULT_CHUNK,
+    Campaign,
+    CaseRange,
+    DriverRun,
+    Parameters,
+    RangeResult,
+    ResumeFile,
+    gather,
+)
+
+OnResult = Callable[[RangeResult], None]
 
 
 def add_parser(commands: Any) -> None:
@@ -42,13 +63,30 @@ def add_parser(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--time", type=positive_float, metavar="SECONDS",
-        help="stop an implementation's cases after this long",
+        help="the whole campaign's budget: stop there and report what ran",
     )  # fmt: skip
     parser.add_argument("--seed", type=non_negative_int, help="replay the run with this seed")
     parser.add_argument("--case", type=non_negative_int, metavar="K", help="run only case K")
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--jobs", type=positive_int, default=1, metavar="J", help="processes (default 1)"
     )
+    where.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help="run on the Dask cluster of this scheduler (tcp://host:8786)",
+    )  # fmt: skip
+    where.add_argument(
+        "--cluster", type=local_cluster, metavar="local[:N]",
+        help="run on a Dask LocalCluster of N worker processes (default: one per CPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--chunk", type=positive_int, default=DEFAULT_CHUNK, metavar="CASES",
+        help=f"cases per range, the unit of work (default {DEFAULT_CHUNK})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", type=Path, metavar="FILE",
+        help="record finished ranges in FILE; skip those already there",
+    )  # fmt: skip
     parser.add_argument(
         "--json",
         action="store_true",
@@ -57,66 +95,150 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def local_cluster(text: str) -> int:
+    """``local`` (one worker per CPU) or ``local:N``: the number of worker processes."""
+    kind, _, count = text.partition(":")
+    if kind != "local":
+        raise argparse.ArgumentTypeError(f"must be local or local:N, not {text!r}")
+    return positive_int(count) if count else os.cpu_count() or 1
+
+
 def run(args: argparse.Namespace) -> int:
     seed = new_seed() if args.seed is None else args.seed
     print(f"cryptoapi fuzz: seed {seed}", file=sys.stderr if args.json else sys.stdout, flush=True)
     providers = {
         impl.driver: impl.provider for impl, _ in plan(Registry("off"), args.alg, args.driver)
     }
-    jobs = [(driver, seed, args.iterations, args.time, args.case) for driver in providers]
-    results = list(_run_jobs(jobs, args.jobs))
+    parameters = Parameters(seed, args.iterations, args.chunk, tuple(providers), args.case)
+    runs = run_campaign(parameters, args, time.time() + args.time if args.time else None)
     if args.json:
-        records = [_record(result, providers[result.driver]) for result in results]
+        records = [_record(run, providers[run.result.driver]) for run in runs]
         jsonout.dump({"seed": seed, "results": records})
     else:
+        results = [run.result for run in runs]
         print(_table(results))
         print("\n" + _summary(results))
+        print("\n" + _workers(runs))
         for result in results:
             if result.mismatch is not None:
                 print("\n" + result.mismatch.report())
-    return 1 if any(result.mismatch for result in results) else 0
+    return 1 if any(run.result.mismatch for run in runs) else 0
 
 
-def _record(result: FuzzResult, provider: str) -> dict[str, object]:
-    """One implementation's run in the commands' shared vocabulary: ``name`` (the
-    algorithm), ``driver``, ``provider``, then the fuzzer's own keys."""
-    fields = result.as_dict()
-    return {"name": fields.pop("alg"), "driver": fields.pop("driver"), "provider": provider,
-            **fields}  # fmt: skip
+def run_campaign(
+    parameters: Parameters, args: argparse.Namespace, deadline: float | None
+) -> list[DriverRun]:
+    """Every range not already in the resume file, where the options say, recorded as
+    each finishes; each driver's result."""
+    resume = None if args.resume is None else ResumeFile(args.resume, parameters)
+    campaign = Campaign(parameters, resume.load() if resume else ())
+    progress = _Progress(len(campaign.to_run()))
 
+    def finished(done: RangeResult) -> None:
+        if resume is not None:
+            resume.record(done)
+        progress.step()
 
-def _run_jobs(jobs: list[tuple[Any, ...]], workers: int) -> list[FuzzResult]:
-    progress = _Progress(len(jobs))
-    results = []
-    if workers <= 1:
-        for job in jobs:
-            results.append(fuzz_driver(*job))
-            progress.step()
-    else:
-        with ProcessPoolExecutor(workers) as pool:
-            for result in pool.map(fuzz_driver, *zip(*jobs, strict=True)):
-                results.append(result)
-                progress.step()
+    try:
+        _execute(campaign, args, deadline, finished)
+    finally:
+        if resume is not None:
+            resume.close()
     progress.done()
-    return results
+    return campaign.results()
 
 
-def fuzz_driver(
-    driver: str, seed: int, iterations: int, seconds: float | None, only_case: int | None
-) -> FuzzResult:
-    """Fuzz one implementation in a registry of its own (also the job of a worker process)."""
+def _execute(
+    campaign: Campaign, args: argparse.Namespace, deadline: float | None, on_result: OnResult
+) -> None:
+    if args.scheduler is not None or args.cluster is not None:
+        cluster = _cluster()
+        cluster.run_on_cluster(
+            campaign, fuzz_range, deadline=deadline, on_result=on_result,
+            scheduler=args.scheduler, local_workers=args.cluster,
+        )  # fmt: skip
+    elif args.jobs > 1:
+        _run_in_processes(campaign, deadline, on_result, args.jobs)
+    else:
+        _run_here(campaign, deadline, on_result)
+
+
+def _cluster() -> Any:
+    """``fuzz_cluster``, imported only now: it imports Dask's ``distributed``."""
+    try:
+        from cryptoapi.cli import fuzz_cluster
+    except ModuleNotFoundError as error:
+        if error.name not in ("distributed", "dask"):
+            raise
+        raise InvalidArgument(
+            "--scheduler and --cluster need Dask's distributed package "
+            "(pip install 'cryptoapi[cluster]')"
+        ) from None
+    return fuzz_cluster
+
+
+def _run_here(campaign: Campaign, deadline: float | None, on_result: OnResult) -> None:
+    for task in campaign.pending:
+        if deadline is not None and time.time() > deadline:
+            break
+        if campaign.wanted(task):
+            done = fuzz_range(task, campaign.parameters.seed, deadline)
+            campaign.add(done)
+            on_result(done)
+
+
+def _run_in_processes(
+    campaign: Campaign, deadline: float | None, on_result: OnResult, processes: int
+) -> None:
+    seed = campaign.parameters.seed
+    with ProcessPoolExecutor(processes) as pool:
+        tasks = campaign.to_run()
+        futures = {pool.submit(fuzz_range, task, seed, deadline): task for task in tasks}
+        gather(
+            campaign, futures, as_completed(futures),
+            deadline=deadline, clock=time.time, on_result=on_result,
+        )  # fmt: skip
+
+
+def fuzz_range(
+    task: CaseRange, seed: int, deadline: float | None, worker: str | None = None
+) -> RangeResult:
+    """Fuzz one range of one implementation in a registry of its own (also the job of a
+    worker process); no case once ``deadline`` (``time.time()``) has passed."""
     registry = Registry("off")
-    impl = registry.lookup(driver)
-    return fuzz(
+    impl = registry.lookup(task.driver)
+    seconds = None if deadline is None else deadline - time.time()
+    stop = task.start if seconds is not None and seconds <= 0 else task.stop
+    result = fuzz(
         registry.new_transform,
         impl,
         reference_for(registry, impl),
         seed,
-        iterations=iterations,
+        start=task.start,
+        iterations=stop,
         seconds=seconds,
-        only_case=only_case,
         others=opinions_for(registry, impl),
     )
+    complete = result.mismatch is not None or result.cases == task.stop - task.start
+    return RangeResult(task, result, worker or f"local:{os.getpid()}", complete)
+
+
+def _record(run: DriverRun, provider: str) -> dict[str, object]:
+    """One implementation's run in the commands' shared vocabulary: ``name`` (the
+    algorithm), ``driver``, ``provider``, then the fuzzer's own keys and the cases each
+    worker ran."""
+    fields = run.result.as_dict()
+    return {"name": fields.pop("alg"), "driver": fields.pop("driver"), "provider": provider,
+            **fields, "workers": run.workers}  # fmt: skip
+
+
+def _workers(runs: list[DriverRun]) -> str:
+    """The line saying how many cases ran where."""
+    cases: Counter[str] = Counter()
+    for run in runs:
+        cases.update(run.workers)
+    shown = ", ".join(f"{worker} {count}" for worker, count in sorted(cases.items()))
+    return f"cases per worker: {shown or 'none'}"
 
 
 class _Progress:

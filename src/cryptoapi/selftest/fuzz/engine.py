@@ -301,13 +301,15 @@ def fuzz(
     only_case: int | None = None,
     progress: Callable[[int], None] | None = None,
     others: Sequence[Algorithm] = (),
+    start: int = 0,
 ) -> FuzzResult:
-    """Run cases 0..iterations-1 (or only ``only_case``) until the first mismatch."""
+    """Run cases start..iterations-1 (or only ``only_case``) until the first mismatch
+    (``start`` lets a campaign run one range of a driver's cases: ``campaign``)."""
     providers = tuple(dict.fromkeys(alg.provider for alg in (impl, ref, *others)))
     result = FuzzResult(impl.name, impl.driver, ref.driver, providers=providers)
     digest = hashlib.sha256()
     started = time.perf_counter()
-    indexes = range(iterations) if only_case is None else (only_case,)
+    indexes = range(start, iterations) if only_case is None else (only_case,)
     for index in indexes:
         case = make_case(impl, case_random(seed, impl.name, index), index)
         digest.update(case.inputs())
