@@ -19,6 +19,7 @@ import struct
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.base import NeedFallback
 
 KEY_SIZE = 32
 NONCE_SIZE = 12
@@ -65,6 +66,17 @@ def chacha20_rounds(state: list[int], mask: int) -> list[int]:
         x2, x7, x8, x13 = quarter_round(x2, x7, x8, x13, mask)
         x3, x4, x9, x14 = quarter_round(x3, x4, x9, x14, mask)
     return [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15]
+
+
+def library_counter(name: str, iv: bytes, size: int) -> int:
+    """The block counter of the kernel's 16-byte IV (LE32 counter || 96-bit nonce), for a
+    library's ChaCha20 (OpenSSL's carries into the nonce, others wrap): NeedFallback, in
+    :func:`counter_wrap`'s words, when ``size`` bytes would pass block 2^32 - 1, so the
+    generic one refuses them as every implementation does."""
+    counter = int.from_bytes(iv[:4], "little")
+    if counter + -(-size // BLOCK_SIZE) > COUNTER_LIMIT:
+        raise NeedFallback(counter_wrap(name, counter, size))
+    return counter
 
 
 def counter_wrap(name: str, counter: int, size: int) -> str:

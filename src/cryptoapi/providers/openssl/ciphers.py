@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algori
 
 from cryptoapi.alg import PRIORITY_OPENSSL, PRIORITY_PURE, Algorithm, Buffer
 from cryptoapi.errors import InvalidKey
-from cryptoapi.providers.generic.chacha20 import counter_wrap, hchacha20
+from cryptoapi.providers.generic.chacha20 import hchacha20, library_counter
 from cryptoapi.providers.records import record
 from cryptoapi.transforms.base import NeedFallback
 
@@ -96,17 +96,10 @@ class AesXts:
         return _run(Cipher(self._algorithm, modes.XTS(iv)).decryptor(), data)
 
 
-CHACHA_BLOCK = 64
-COUNTER_LIMIT = 1 << 32
-
-
 def _chacha20(key: bytes, iv: bytes, data: Buffer, name: str = "chacha20") -> bytes:
     """XOR with the keystream from the kernel's 16-byte IV (LE32 block counter || 96-bit
     nonce), which is exactly the nonce ``cryptography`` takes."""
-    counter = int.from_bytes(iv[:4], "little")
-    if counter + -(-len(data) // CHACHA_BLOCK) > COUNTER_LIMIT:
-        # OpenSSL would carry into the nonce; the generic one refuses, in the same words.
-        raise NeedFallback(counter_wrap(name, counter, len(data)))
+    library_counter(name, iv, len(data))
     return Cipher(algorithms.ChaCha20(key, iv), None).encryptor().update(data)
 
 

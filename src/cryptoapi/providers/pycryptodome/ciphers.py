@@ -17,9 +17,8 @@ from Crypto.Cipher import AES, ChaCha20
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.providers.generic.chacha20 import counter_wrap
+from cryptoapi.providers.generic.chacha20 import library_counter
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.base import NeedFallback
 
 AES_KEY_SIZES = (16, 24, 32)
 BLOCK = 16
@@ -86,7 +85,6 @@ class AesCtr:
 
 
 CHACHA_BLOCK = 64
-COUNTER_LIMIT = 1 << 32
 
 
 class ChaCha20Cipher:
@@ -98,10 +96,7 @@ class ChaCha20Cipher:
         self._key = key
 
     def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
-        counter = int.from_bytes(iv[:4], "little")
-        if counter + -(-len(data) // CHACHA_BLOCK) > COUNTER_LIMIT:
-            # the generic one refuses, in the same words; pycryptodome would too
-            raise NeedFallback(counter_wrap("chacha20", counter, len(data)))
+        counter = library_counter("chacha20", iv, len(data))
         stream = ChaCha20.new(key=self._key, nonce=iv[4:])
         stream.seek(counter * CHACHA_BLOCK)
         return stream.encrypt(data)

@@ -18,9 +18,8 @@ from wolfcrypt.ciphers import MODE_CBC, MODE_CTR, Aes, ChaCha
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.providers.generic.chacha20 import counter_wrap
+from cryptoapi.providers.generic.chacha20 import library_counter
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.base import NeedFallback
 
 AES_KEY_SIZES = (16, 24, 32)
 BLOCK = 16
@@ -103,10 +102,6 @@ class AesCtr:
     decrypt = encrypt
 
 
-CHACHA_BLOCK = 64
-COUNTER_LIMIT = 1 << 32
-
-
 class ChaCha20Cipher:
     """``chacha20`` (RFC 8439 §2.4); encryption and decryption are the same XOR."""
 
@@ -117,9 +112,7 @@ class ChaCha20Cipher:
 
     def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
         data = bytes(data)
-        counter = int.from_bytes(iv[:4], "little")
-        if counter + -(-len(data) // CHACHA_BLOCK) > COUNTER_LIMIT:
-            raise NeedFallback(counter_wrap("chacha20", counter, len(data)))
+        counter = library_counter("chacha20", iv, len(data))
         if not data:
             return b""
         stream = ChaCha(self._key, 32)
