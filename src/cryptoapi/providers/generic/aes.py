@@ -17,6 +17,7 @@ import struct
 
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
+from cryptoapi.providers.generic._block_cipher import whole_blocks
 from cryptoapi.providers.records import record
 
 BLOCK_SIZE = 16
@@ -156,15 +157,6 @@ def _round_keys(words: list[int]) -> list[Word4]:
     return [(words[i], words[i + 1], words[i + 2], words[i + 3]) for i in range(0, len(words), 4)]
 
 
-def _check_blocks(data: Buffer) -> memoryview:
-    view = memoryview(data)  # rejects str with TypeError
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    if len(view) % BLOCK_SIZE:
-        raise InvalidArgument(f"AES input must be a multiple of 16 bytes, got {len(view)}")
-    return view
-
-
 class Aes:
     """The AES block cipher with one key: 16, 24 or 32 bytes (AES-128/192/256)."""
 
@@ -200,7 +192,7 @@ class Aes:
 
     def encrypt_blocks(self, data: Buffer) -> bytes:
         """Cipher (§5.1) of each 16-byte block of ``data`` independently (ECB)."""
-        view = _check_blocks(data)
+        view = whole_blocks(data, "AES")
         words = struct.unpack(f">{len(view) // 4}I", view)
         te0, te1, te2, te3 = TE
         sbox = SBOX
@@ -232,7 +224,7 @@ class Aes:
 
     def decrypt_blocks(self, data: Buffer) -> bytes:
         """EqInvCipher (§5.3.5) of each 16-byte block of ``data`` independently (ECB)."""
-        view = _check_blocks(data)
+        view = whole_blocks(data, "AES")
         words = struct.unpack(f">{len(view) // 4}I", view)
         td0, td1, td2, td3 = TD
         inv_sbox = INV_SBOX

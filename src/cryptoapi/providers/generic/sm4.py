@@ -19,6 +19,7 @@ import struct
 
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
+from cryptoapi.providers.generic._block_cipher import whole_blocks
 from cryptoapi.providers.records import record
 
 BLOCK_SIZE = 16
@@ -123,15 +124,6 @@ def sm4_blocks(round_keys: tuple[int, ...], data: memoryview) -> bytes:
     return struct.pack(f">{len(out)}I", *out)
 
 
-def _blocks(data: Buffer) -> memoryview:
-    view = memoryview(data)  # rejects str with TypeError
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    if len(view) % BLOCK_SIZE:
-        raise InvalidArgument(f"SM4 input must be a multiple of 16 bytes, got {len(view)}")
-    return view
-
-
 class Sm4Cipher:
     """The ``sm4`` cipher core: the round keys of one 16-byte key, both directions."""
 
@@ -150,14 +142,14 @@ class Sm4Cipher:
         return self._one_block(self._decrypt_keys, block)
 
     def encrypt_blocks(self, data: Buffer, /) -> bytes:
-        return sm4_blocks(self._encrypt_keys, _blocks(data))
+        return sm4_blocks(self._encrypt_keys, whole_blocks(data, "SM4"))
 
     def decrypt_blocks(self, data: Buffer, /) -> bytes:
-        return sm4_blocks(self._decrypt_keys, _blocks(data))
+        return sm4_blocks(self._decrypt_keys, whole_blocks(data, "SM4"))
 
     @staticmethod
     def _one_block(round_keys: tuple[int, ...], block: Buffer) -> bytes:
-        view = _blocks(block)
+        view = whole_blocks(block, "SM4")
         if len(view) != BLOCK_SIZE:
             raise InvalidArgument(f"SM4 block must be 16 bytes, got {len(view)}")
         return sm4_blocks(round_keys, view)
