@@ -13,8 +13,8 @@ blocks are chained as they arrive; only a partial block waits for more data.
 
 from collections.abc import Callable
 
-from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
-from cryptoapi.templates._modes import byte_view, inner_of
+from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template
+from cryptoapi.templates._modes import byte_view, inner_of, mac_instance
 from cryptoapi.transforms.cipher import CipherCore
 
 
@@ -81,16 +81,11 @@ class CbcMac:
 def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
     """Build ``cbcmac(C)`` from the best (or the named) block cipher C."""
     cipher = inner_of("cbcmac", lookup, args, AlgType.CIPHER)
-    return instance(
+    return mac_instance(
         "cbcmac",
-        (cipher,),
-        type=AlgType.SHASH,
-        create=lambda: CbcMac(cipher.create, cipher.blocksize),
+        cipher,
+        lambda: CbcMac(cipher.create, cipher.blocksize),
         digestsize=cipher.blocksize,
-        blocksize=cipher.blocksize,
-        keyed=True,
-        min_keysize=cipher.min_keysize,
-        max_keysize=cipher.max_keysize,
     )
 
 

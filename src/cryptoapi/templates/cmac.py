@@ -13,8 +13,8 @@ differs only in how its keys are derived.
 
 from collections.abc import Callable
 
-from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
-from cryptoapi.templates._modes import byte_view, inner_of, require
+from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template
+from cryptoapi.templates._modes import byte_view, inner_of, mac_instance, require
 from cryptoapi.transforms.cipher import CipherCore
 
 R_B = {16: 0x87, 8: 0x1B}  # §5.3: the last bits of R_128 and R_64
@@ -114,16 +114,11 @@ def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
     """Build ``cmac(C)`` from the best (or the named) 64- or 128-bit block cipher C."""
     cipher = inner_of("cmac", lookup, args, AlgType.CIPHER)
     require(cipher.blocksize in R_B, "cmac", cipher, "an 8- or 16-byte block cipher")
-    return instance(
+    return mac_instance(
         "cmac",
-        (cipher,),
-        type=AlgType.SHASH,
-        create=lambda: Cmac(cipher.create, cipher.blocksize),
+        cipher,
+        lambda: Cmac(cipher.create, cipher.blocksize),
         digestsize=cipher.blocksize,
-        blocksize=cipher.blocksize,
-        keyed=True,
-        min_keysize=cipher.min_keysize,
-        max_keysize=cipher.max_keysize,
     )
 
 

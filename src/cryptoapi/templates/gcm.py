@@ -18,12 +18,11 @@ The instance is named ``gcm(aes)`` / ``gcm(aes-generic)`` after its cipher only;
 inner algorithm too (unregistering it removes the instance) and counts in the priority.
 """
 
-import dataclasses
 import hmac
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
 from cryptoapi.errors import BadMessage, InvalidArgument
-from cryptoapi.templates._modes import byte_view, inner_of, require, xor
+from cryptoapi.templates._modes import byte_view, inner_of, named_after_cipher, require, xor
 from cryptoapi.transforms.cipher import CipherCore
 from cryptoapi.transforms.shash import ShashCore
 
@@ -128,8 +127,7 @@ def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
         maxauthsize=TAG_SIZE,
         authsizes=AUTHSIZES,
     )
-    # Named after the cipher alone, as the kernel's gcm(aes) is; priority etc. as instance().
-    return dataclasses.replace(record, name=f"gcm({cipher.name})", driver=f"gcm({cipher.driver})")
+    return named_after_cipher(record, "gcm", cipher)
 
 
 TEMPLATE = Template("gcm", create)

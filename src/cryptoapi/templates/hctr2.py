@@ -19,10 +19,8 @@ cipher and hashes with the best ``polyval`` shash, an inner algorithm too. The t
 the IV, 32 bytes as in the kernel; messages are at least one block, of any length.
 """
 
-import dataclasses
-
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
-from cryptoapi.templates._modes import byte_view, inner_of, require, xor
+from cryptoapi.templates._modes import byte_view, inner_of, named_after_cipher, require, xor
 from cryptoapi.templates.xctr import xctr_keystream
 from cryptoapi.transforms.cipher import CipherCore
 from cryptoapi.transforms.shash import ShashCore
@@ -104,10 +102,7 @@ def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
         max_keysize=cipher.max_keysize,
         min_datasize=BLOCK,
     )
-    # Named after the cipher alone, as gcm(aes) is; polyval is an inner algorithm too.
-    return dataclasses.replace(
-        record, name=f"hctr2({cipher.name})", driver=f"hctr2({cipher.driver})"
-    )
+    return named_after_cipher(record, "hctr2", cipher)  # polyval is an inner one too
 
 
 TEMPLATE = Template("hctr2", create)

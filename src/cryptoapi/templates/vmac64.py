@@ -35,9 +35,9 @@ Whole chunks are hashed as they arrive; only a partial chunk (under 128 bytes) w
 import struct
 from collections.abc import Callable, Iterable
 
-from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
+from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template
 from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.templates._modes import byte_view, inner_of, require
+from cryptoapi.templates._modes import byte_view, inner_of, mac_instance, require
 from cryptoapi.transforms.cipher import CipherCore
 
 BLOCK = 16
@@ -211,16 +211,13 @@ def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
         cipher,
         "a 16-byte block cipher taking 16-byte keys",
     )
-    return instance(
+    # block size: the kernel's, the cipher's block
+    return mac_instance(
         "vmac64",
-        (cipher,),
-        type=AlgType.SHASH,
-        create=lambda: Vmac64(cipher.create),
+        cipher,
+        lambda: Vmac64(cipher.create),
         digestsize=TAG_SIZE,
-        blocksize=BLOCK,  # the kernel's: the cipher's block
-        keyed=True,
-        min_keysize=KEY_SIZE,
-        max_keysize=KEY_SIZE,
+        keysizes=(KEY_SIZE, KEY_SIZE),
     )
 
 

@@ -11,9 +11,9 @@ The running state is CMAC's :class:`~cryptoapi.templates.cmac.CbcMacState`: only
 differ (CMAC chains under K and XORs K1/K2; XCBC chains under K1 and XORs K2/K3).
 """
 
-from cryptoapi.alg import Algorithm, AlgType, InnerLookup, Template, instance
+from cryptoapi.alg import Algorithm, AlgType, InnerLookup, Template
 from cryptoapi.errors import InvalidKey
-from cryptoapi.templates._modes import inner_of, require
+from cryptoapi.templates._modes import inner_of, mac_instance, require
 from cryptoapi.templates.cmac import Cmac, MacKeys
 
 BLOCK_SIZE = 16
@@ -45,16 +45,12 @@ def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
         cipher,
         "a 16-byte block cipher taking 16-byte keys",
     )
-    return instance(
+    return mac_instance(
         "xcbc",
-        (cipher,),
-        type=AlgType.SHASH,
-        create=lambda: Xcbc(cipher.create, BLOCK_SIZE),
+        cipher,
+        lambda: Xcbc(cipher.create, BLOCK_SIZE),
         digestsize=BLOCK_SIZE,
-        blocksize=BLOCK_SIZE,
-        keyed=True,
-        min_keysize=BLOCK_SIZE,  # RFC 3566: a 128-bit key K
-        max_keysize=BLOCK_SIZE,
+        keysizes=(KEY_SIZE, KEY_SIZE),  # RFC 3566: a 128-bit key K
     )
 
 
