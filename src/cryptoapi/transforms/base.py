@@ -114,7 +114,21 @@ class Transform(NotPicklable):
         return f"<{type(self).__name__} {self.alg_name} driver={self.driver_name}>"
 
 
-class KeyedTransform(Transform):
+class WithKeySizes(Transform):
+    """A transform that takes a key: the key sizes its record allows."""
+
+    __slots__ = ()
+
+    @property
+    def min_keysize(self) -> int:
+        return self._alg.min_keysize
+
+    @property
+    def max_keysize(self) -> int:
+        return self._alg.max_keysize
+
+
+class KeyedTransform(WithKeySizes):
     """Key checks and the fallback dance; subclasses add the type's operations."""
 
     __slots__ = ("_backup", "_backup_driver", "_core", "_fallback", "_key", "_primary")
@@ -127,14 +141,6 @@ class KeyedTransform(Transform):
         self._backup: Any = None
         self._backup_driver = ""
         self._key = b""
-
-    @property
-    def min_keysize(self) -> int:
-        return self._alg.min_keysize
-
-    @property
-    def max_keysize(self) -> int:
-        return self._alg.max_keysize
 
     @property
     def serving_driver(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import InvalidKey
-from cryptoapi.transforms.base import NO_KEY, Transform, check_buffer
+from cryptoapi.transforms.base import NO_KEY, WithKeySizes, check_buffer
 
 
 class KppCore(Protocol):
@@ -30,7 +30,7 @@ class KppCore(Protocol):
     def shared_secret(self, peer_public: bytes, /) -> bytes: ...
 
 
-class Kpp(Transform):
+class Kpp(WithKeySizes):
     """A key-agreement transform, as ``alloc_kpp(name)`` returns it."""
 
     __slots__ = ("_core", "_primary")
@@ -39,14 +39,6 @@ class Kpp(Transform):
         self._alg = alg
         self._primary: Any = alg.create()
         self._core: Any = NO_KEY
-
-    @property
-    def min_keysize(self) -> int:
-        return self._alg.min_keysize
-
-    @property
-    def max_keysize(self) -> int:
-        return self._alg.max_keysize
 
     def setkey(self, private: Buffer | None) -> None:
         """Set the private key; ``None`` generates a fresh one (from ``os.urandom`` or the
