@@ -283,7 +283,8 @@ def _summary(results: list[FuzzResult]) -> str:
         by_name.setdefault(result.alg, []).append(result)
     rows = []
     for name, group in by_name.items():
-        providers = dict.fromkeys(p for r in group for p in r.providers for p in p.split("+"))
+        parts = (part for r in group for provider in r.providers for part in provider.split("+"))
+        providers = dict.fromkeys(parts)
         libraries = ", ".join(library(provider) for provider in providers)
         cases = sum(r.cases for r in group)
         rows.append((name, libraries, cases, sum(1 for r in group if r.mismatch)))
