@@ -144,18 +144,18 @@ def test_type_filter(reg):
 
 
 def test_template_instances_are_built_from_the_best_and_cached(reg):
-    first = reg.lookup("hmac(sha256)")
-    assert first.driver == "hmac(sha256-openssl)"
+    first = reg.lookup("hmac(sha384)")
+    assert first.driver == "hmac(sha384-openssl)"
     assert first.priority == 300
     assert first.provider == "openssl"
-    assert reg.lookup("hmac(sha256)") is first
-    generic = reg.lookup("hmac(sha256-generic)")
+    assert reg.lookup("hmac(sha384)") is first
+    generic = reg.lookup("hmac(sha384-generic)")
     assert (generic.name, generic.driver, generic.priority) == (
-        "hmac(sha256)", "hmac(sha256-generic)", 100,
+        "hmac(sha384)", "hmac(sha384-generic)", 100,
     )  # fmt: skip
-    assert reg.lookup("hmac(sha256)") is first  # the best instance still wins
-    drivers = [i.driver for i in reg.algorithms() if i.name == "hmac(sha256)"]
-    assert drivers == ["hmac(sha256-openssl)", "hmac(sha256-generic)"]
+    assert reg.lookup("hmac(sha384)") is first  # the best instance still wins
+    drivers = [i.driver for i in reg.algorithms() if i.name == "hmac(sha384)"]
+    assert drivers == ["hmac(sha384-openssl)", "hmac(sha384-generic)"]
 
 
 def test_a_better_inner_algorithm_yields_a_better_instance(reg):
@@ -165,12 +165,12 @@ def test_a_better_inner_algorithm_yields_a_better_instance(reg):
 
 
 def test_unregistering_an_inner_algorithm_removes_its_instances(reg):
-    reg.lookup("hmac(sha256-openssl)")
-    reg.unregister("sha256-openssl")
-    assert "hmac(sha256-openssl)" not in [i.driver for i in reg.algorithms()]
+    reg.lookup("hmac(sha384-openssl)")
+    reg.unregister("sha384-openssl")
+    assert "hmac(sha384-openssl)" not in [i.driver for i in reg.algorithms()]
     with pytest.raises(AlgorithmNotFound):
-        reg.lookup("hmac(sha256-openssl)")
-    assert reg.lookup("hmac(sha256)").driver == "hmac(sha256-pycryptodome)"
+        reg.lookup("hmac(sha384-openssl)")
+    assert reg.lookup("hmac(sha384)").driver == "hmac(sha384-pycryptodome)"
 
 
 def counting_template(name, builds, hold=None):

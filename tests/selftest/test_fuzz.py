@@ -183,7 +183,9 @@ def test_the_odd_one_out_is_the_faulty_one_not_the_third_opinion(monkeypatch):
     monkeypatch.setenv("CRYPTOAPI_FAULT", "gcm-aes-openssl")
     registry = Registry("off")
     impl = registry.lookup("gcm-aes-openssl")
-    others = _without_wolfcrypt(opinions_for(registry, impl))
+    # libsodium's GCM is AES-256 only: on the AES-128 cases its fallback would answer for it
+    opinions = _without_wolfcrypt(opinions_for(registry, impl))
+    others = tuple(alg for alg in opinions if alg.driver != "gcm-aes-sodium")
     assert [alg.driver for alg in others] == ["gcm-aes-pycryptodome"]
     for verdict in _verdicts(registry, "gcm-aes-openssl", others):
         assert verdict.startswith("odd one out: gcm-aes-openssl [OpenSSL "), verdict

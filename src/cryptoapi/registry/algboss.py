@@ -14,6 +14,7 @@ import sys
 
 from cryptoapi.errors import AlgorithmExists, AlgorithmNotFound
 from cryptoapi.names import Name, parse
+from cryptoapi.registry.manifest import UNSERVED
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -93,8 +94,11 @@ class Algboss:
         self._loader.load_every(str(name))  # one-piece implementations (cmac-aes-openssl)
         if name.is_template:
             for args in itertools.product(*(self.drivers_of(arg) for arg in name.args)):
+                composed = str(Name(name.word, tuple(Name(a) for a in args)))
+                if composed in UNSERVED:
+                    continue  # no vector it could pass: see manifest.UNSERVED
                 try:
-                    self._lookup(str(Name(name.word, tuple(Name(a) for a in args))), None)
+                    self._lookup(composed, None)
                 except AlgorithmNotFound:
                     continue  # that combination does not exist (a key size, a block size)
         with self._table.cond:

@@ -156,6 +156,15 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rfc7539(chacha20,poly1305)", "rfc7539-chacha20-poly1305-sodium"),
         ("xchacha20poly1305", "xchacha20poly1305-sodium"),
     ),
+    "cryptoapi.providers.sodium.aes256gcm": (("gcm(aes)", "gcm-aes-sodium"),),
+    "cryptoapi.providers.sodium.blake2b": _offers(BLAKE2B, "sodium"),
+    # libsodium through pysodium (ctypes): what PyNaCl's bindings do not expose
+    "cryptoapi.providers.sodium.poly1305": (("poly1305", "poly1305-sodium"),),
+    "cryptoapi.providers.sodium.hmac": (
+        ("hmac(sha256)", "hmac-sha256-sodium"),
+        ("hmac(sha512)", "hmac-sha512-sodium"),
+    ),
+    "cryptoapi.providers.sodium.chacha20": _offers(("chacha20", "xchacha20"), "sodium"),
     # wolfSSL's wolfCrypt through the wolfcrypt binding (priority 200): one more opinion
     "cryptoapi.providers.wolfcrypt.hashes": _offers(
         ("sha1", "sha256", "sha384", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512"),
@@ -244,6 +253,17 @@ INSTANCES: tuple[str, ...] = (
 )
 """The template instances the project offers, built by ``Registry.instantiate_all`` (as a
 kernel's boot instantiates what its users ask for) so they can be listed and tested."""
+
+UNSERVED: dict[str, str] = {
+    "rfc4543(gcm-aes-sodium)": (
+        "libsodium's AES-GCM takes AES-256 keys only, and no published RFC 4543 vector has "
+        "one (draft-mcgrew-gcm-test-01 §4's one AES-GMAC-ESP case is AES-128)"
+    ),
+}
+"""Instances over a partial driver that can serve none of their name's vectors (each would
+need a fallback): their self-test could only fail, so building every combination of a
+name (``implementations``, ``instantiate_all``) leaves them out, with the reason. Asked for
+by their driver name they are built, fail their test and are never used."""
 
 
 class Manifest:

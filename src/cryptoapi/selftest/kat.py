@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     Runner = Callable[[Algorithm, Vector, Callable[[bytes], bytes]], None]
 
 
+class _Unserved(Exception):
+    """The implementation under test asked for a fallback (NeedFallback) on this vector."""
+
+
+def _no_fallback(passed: frozenset[str]) -> Algorithm:
+    """The fallback factory of a transform under test: none, so NeedFallback surfaces."""
+    raise _Unserved
+
+
 def _expect(alg: Algorithm, vector: Vector, what: str, got: bytes, want: str) -> None:
     if got.hex() != want:
         raise SelfTestFailed(f"{alg.driver}: {what} mismatch on vector from {vector['source']}")
@@ -56,7 +65,7 @@ def run_cipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) ->
     """One block each way (fields: key, pt, ct)."""
     from cryptoapi.transforms.cipher import Cipher
 
-    tfm = Cipher(alg)
+    tfm = Cipher(alg, _no_fallback)
     tfm.setkey(_hex(vector, "key"))
     _expect(alg, vector, "encryption", out(tfm.encrypt(_hex(vector, "pt"))), vector["ct"])
     _expect(alg, vector, "decryption", out(tfm.decrypt(_hex(vector, "ct"))), vector["pt"])
@@ -66,7 +75,7 @@ def run_skcipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) 
     """Encrypt and decrypt a message (fields: key, iv, pt, ct)."""
     from cryptoapi.transforms.skcipher import Skcipher
 
-    tfm = Skcipher(alg)
+    tfm = Skcipher(alg, _no_fallback)
     tfm.setkey(_hex(vector, "key"))
     iv = _hex(vector, "iv")
     _expect(alg, vector, "encryption", out(tfm.encrypt(iv, _hex(vector, "pt"))), vector["ct"])
@@ -78,7 +87,7 @@ def run_aead(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> N
     authsize); a vector with ``"fail": true`` must be rejected with BadMessage."""
     from cryptoapi.transforms.aead import Aead
 
-    tfm = Aead(alg)
+    tfm = Aead(alg, _no_fallback)
     tfm.setkey(_hex(vector, "key"))
     if "authsize" in vector:
         tfm.setauthsize(int(vector["authsize"]))
@@ -193,8 +202,18 @@ def run_known_answers(alg: Algorithm, vectors: list[Vector], corrupt: bool) -> N
     mine = [vector for vector in vectors if vector.get("driver", alg.driver) == alg.driver]
     if not mine:
         raise SelfTestFailed(f"{alg.driver}: none of the vectors of {alg.name} is for it")
+    served = 0
     for vector in mine:
-        runner(alg, vector, out)
+        try:
+            runner(alg, vector, out)
+        except _Unserved:
+            continue  # a parameter it lacks (NeedFallback): the next driver's to serve
+        served += 1
+    if not served:
+        raise SelfTestFailed(
+            f"{alg.driver}: serves none of the {len(mine)} vectors of {alg.name} "
+            "(it asked for a fallback on each)"
+        )
 
 
 def _same(data: bytes) -> bytes:

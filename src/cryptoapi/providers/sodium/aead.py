@@ -2,9 +2,7 @@
 and ``crypto_aead_xchacha20poly1305_ietf`` (draft-irtf-cfrg-xchacha-03 §2), 16-byte tags.
 
 A forged message raises :class:`BadMessage` and releases no plaintext. (libsodium's
-AES-256-GCM is left out for now: it serves AES-256 with 12-byte IVs only, and the ESP
-instances over it, ``rfc4106``/``rfc4543``, have no published AES-256 vectors here to
-test it with.)
+AES-256-GCM, a partial ``gcm(aes)``, is in :mod:`cryptoapi.providers.sodium.aes256gcm`.)
 """
 
 from collections.abc import Callable

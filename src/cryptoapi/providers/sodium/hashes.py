@@ -14,7 +14,7 @@ from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
 from cryptoapi.transforms.shash import HashState, unkeyed_shash
 
 
-class _Buffered:
+class Buffered:
     """A hashlib-like state over a one-shot hash: ``update`` appends, ``digest`` hashes."""
 
     __slots__ = ("_hash", "_message")
@@ -29,13 +29,13 @@ class _Buffered:
     def digest(self) -> bytes:
         return self._hash(bytes(self._message))
 
-    def copy(self) -> "_Buffered":
-        return _Buffered(self._hash, bytes(self._message))
+    def copy(self) -> "Buffered":
+        return Buffered(self._hash, bytes(self._message))
 
 
 def _constructor(hash_: Callable[[bytes], bytes]) -> Callable[..., HashState]:
     def new(data: Buffer = b"") -> HashState:
-        state = _Buffered(hash_)
+        state = Buffered(hash_)
         state.update(data)
         return state
 
