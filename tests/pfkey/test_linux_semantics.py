@@ -119,6 +119,58 @@ def test_dump_lists_newest_first_with_linux_seq(km):
     ]  # fmt: skip
 
 
+def dumped_spis(km):
+    return [m.get(ExtType.SA, Sa).spi for m in replies_of(km, header(MsgType.DUMP))]
+
+
+def test_an_sa_a_getspi_made_is_the_newest_once_updated(km):
+    """xfrm_state_update: when the state found is larval (XFRM_STATE_ACQ), the new state
+    is __xfrm_state_insert()ed (at the head of state_all, which dumps walk) and the larval
+    one deleted; an update of a valid state copies into it where it is."""
+    larval = getspi(km).get(ExtType.SA, Sa).spi
+    only(km, sa_message(0x301))
+    only(km, sa_message(0x302))
+    assert dumped_spis(km) == [0x302, 0x301, larval]
+    only(km, sa_message(larval, type=MsgType.UPDATE))
+    assert dumped_spis(km) == [larval, 0x302, 0x301]
+    only(km, sa_message(0x301, type=MsgType.UPDATE, hard=(0, 0, 500, 0)))  # valid: in place
+    assert dumped_spis(km) == [larval, 0x302, 0x301]
+
+
+@pytest.mark.parametrize("commits", [(), ("getspi",), ("getspi", "adds")])
+def test_the_updated_sa_is_the_newest_after_a_restart(km, registry, clock, where, commits):
+    """The order of xfrm_state_update (above) survives a restart of a --state store,
+    whether the GETSPI, the ADDs around it and the UPDATE share one commit or not; and so
+    does an SA deleted and added again (xfrm_state_add inserts it anew) and one updated in
+    place (a valid state: it keeps its place)."""
+    path = os.path.join(where, "state.db")
+    store = StateStore(path)
+    store.attach(km)
+    only(km, sa_message(0x300))
+    only(km, sa_message(0x301))
+    larval = getspi(km).get(ExtType.SA, Sa).spi
+    if "getspi" in commits:
+        store.commit()
+    only(km, sa_message(0x302))
+    if "adds" in commits:
+        store.commit()
+    only(km, sa_message(larval, type=MsgType.UPDATE))
+    only(km, lookup_message(MsgType.DELETE, 0x300))
+    only(km, sa_message(0x300))
+    only(km, sa_message(0x301, type=MsgType.UPDATE, hard=(0, 0, 500, 0)))
+    expected = [0x300, larval, 0x302, 0x301]
+    assert dumped_spis(km) == expected
+    store.commit()
+    store.close()
+    again, store = KeyManager(registry, clock=clock), StateStore(path)
+    try:
+        store.attach(again)
+        assert dumped_spis(again) == expected
+        assert again.handle(header(MsgType.DUMP)) == km.handle(header(MsgType.DUMP))
+    finally:
+        store.close()
+
+
 def test_a_single_sa_dump_is_seq_zero(km):
     only(km, sa_message(0x301))
     assert [m.seq for m in replies_of(km, header(MsgType.DUMP, SaType.UNSPEC))] == [0]

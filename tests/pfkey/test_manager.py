@@ -1,6 +1,7 @@
 """The key manager's ADD and GET (RFC 2367 §3.1.3, §3.1.5): the SA database, algorithm
 and key checks, each refusal's errno."""
 
+import dataclasses
 import errno
 import ipaddress
 
@@ -20,6 +21,7 @@ from cryptoapi.pfkey import (
     Sa,
     SaState,
     SaType,
+    SecurityAssociation,
 )
 
 from .conftest import (
@@ -86,6 +88,34 @@ def test_nat_t_identities_and_proxy_are_kept_and_shown_again(km):
     got = only(km, lookup_message(MsgType.GET, 0x100))
     assert got.extensions[-len(kept) :] == kept
     assert got.get(ExtType.X_NAT_T_SPORT, NatTPort).port == 4500
+
+
+def test_an_add_builds_the_record_the_keyword_constructor_would(km, clock):
+    """admit fills SecurityAssociation.unfilled() by name (the per-add fast path): slot for
+    slot, the SA equals the one the keyword constructor makes of the message's values."""
+    kept = (address(ExtType.ADDRESS_PROXY, "10.5.0.0"), NatTType(2))
+    hard, soft = (0, 0, 900, 0), (0, 0, 600, 0)
+    message = sa_message(0x100, seq=7, replay=64, hard=hard, soft=soft, sa2=(2, 9), extra=kept)
+    assert only(km, message).errno == 0
+    expected = SecurityAssociation(
+        satype=SaType.ESP, spi=0x100, dst=ipaddress.ip_address(DST).packed,
+        state=SaState.MATURE, replay=64, auth=5, encrypt=12, flags=0,
+        auth_key=AUTH_KEY, auth_bits=256, encrypt_key=ENC_KEY, encrypt_bits=128,
+        mode=2, reqid=9, src_ext=address(5, SRC).encode(), dst_ext=address(6, DST).encode(),
+        hard=Lifetime(ExtType.LIFETIME_HARD, *hard), soft=Lifetime(ExtType.LIFETIME_SOFT, *soft),
+        extra=b"".join(e.encode() for e in kept), added=clock(), seq=7,
+    )  # fmt: skip
+    added = km.sad.get(SaType.ESP, DST, 0x100)
+    slots = SecurityAssociation.__slots__
+    assert [getattr(added, f) for f in slots] == [getattr(expected, f) for f in slots]
+
+
+def test_an_unfilled_record_has_the_keyword_defaults_and_nothing_else():
+    blank = SecurityAssociation.unfilled()
+    fields = dataclasses.fields(SecurityAssociation)
+    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    assert {name: getattr(blank, name) for name in defaults} == defaults
+    assert [f.name for f in fields if hasattr(blank, f.name)] == list(defaults)
 
 
 def test_add_of_an_existing_sa_is_eexist(km):

@@ -80,6 +80,7 @@ _SA_REPLAY_EXT = int(ExtType.SA_REPLAY)
 _ESN = int(SaFlags.ESN)
 _KEPT_FLAGS = int(KEPT_FLAGS)
 _TRANSPORT = int(IpsecMode.TRANSPORT)
+_MATURE = int(SaState.MATURE)
 _KEPT = frozenset(int(t) for t in KEPT)
 _LIFETIMES = frozenset((int(ExtType.LIFETIME_HARD), int(ExtType.LIFETIME_SOFT)))
 
@@ -90,39 +91,46 @@ def sa_type(satype: int) -> None:
 
 
 def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
-    """A MATURE SA from an ADD or UPDATE message, or the PfkeyError that refuses it."""
+    """A MATURE SA from an ADD or UPDATE message, or the PfkeyError that refuses it.
+
+    The record is filled by name as each value is checked (see
+    :meth:`~SecurityAssociation.unfilled`: the per-add cost); a refused message leaves at
+    most a partly filled record that nothing holds."""
     spans = scan.spans
     data = scan.data
     span = spans.get(_SA_EXT)
     if span is None:
         raise invalid("the message needs an SA extension")
-    src_ext, dst_ext, dst = addresses(scan)
-    satype = scan.satype
+    sa = SecurityAssociation.unfilled()
+    sa.src_ext, sa.dst_ext, sa.dst = addresses(scan)
+    sa.satype = satype = scan.satype
     _, _, spi_bytes, replay, _, auth, encrypt, flags = SADB_SA.unpack_from(data, span[0])
-    spi = int.from_bytes(spi_bytes, "big")
-    if spi == 0:
+    sa.spi = int.from_bytes(spi_bytes, "big")
+    if sa.spi == 0:
         raise invalid("SPI 0 is reserved (RFC 4303 §2.1)")
     if flags & _ESN or _SA_REPLAY_EXT in spans:
         replay = replay_window(scan, replay, flags)
     auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(probe, satype, auth, encrypt)
-    auth_bits, auth_key = _key(data, spans.get(_KEY_AUTH), auth_spec, auth_usable)
-    encrypt_bits, encrypt_key = _key(data, spans.get(_KEY_ENCRYPT), encrypt_spec, encrypt_usable)
-    mode, reqid = sa2_mode(scan)
-    extra = b""
+    sa.auth_bits, sa.auth_key = _key(data, spans.get(_KEY_AUTH), auth_spec, auth_usable)
+    sa.encrypt_bits, sa.encrypt_key = _key(
+        data, spans.get(_KEY_ENCRYPT), encrypt_spec, encrypt_usable
+    )
+    sa.mode, sa.reqid = sa2_mode(scan)
+    sa.extra = b""
     if not _KEPT.isdisjoint(spans):
-        extra = b"".join(data[spans[t][0] : spans[t][1]] for t in spans if t in _KEPT)
-    hard = soft = None
+        sa.extra = b"".join(data[spans[t][0] : spans[t][1]] for t in spans if t in _KEPT)
+    sa.hard = sa.soft = None
     if not _LIFETIMES.isdisjoint(spans):
-        hard = lifetime(scan, ExtType.LIFETIME_HARD)
-        soft = lifetime(scan, ExtType.LIFETIME_SOFT)
-    return SecurityAssociation(
-        satype=satype, spi=spi, dst=dst, state=SaState.MATURE, replay=replay,
-        auth=auth, encrypt=encrypt, flags=flags & _KEPT_FLAGS,
-        auth_key=auth_key, auth_bits=auth_bits,
-        encrypt_key=encrypt_key, encrypt_bits=encrypt_bits,
-        mode=mode, reqid=reqid, src_ext=src_ext, dst_ext=dst_ext,
-        hard=hard, soft=soft, extra=extra, added=now, seq=scan.seq,
-    )  # fmt: skip
+        sa.hard = lifetime(scan, ExtType.LIFETIME_HARD)
+        sa.soft = lifetime(scan, ExtType.LIFETIME_SOFT)
+    sa.state = _MATURE
+    sa.replay = replay
+    sa.auth = auth
+    sa.encrypt = encrypt
+    sa.flags = flags & _KEPT_FLAGS
+    sa.added = now
+    sa.seq = scan.seq
+    return sa
 
 
 def sa2_mode(scan: Scan) -> tuple[int, int]:

@@ -107,7 +107,8 @@ def add(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
 
 
 def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
-    """§3.1.2: complete a LARVAL SA (it becomes MATURE) or change a MATURE one's lifetimes.
+    """§3.1.2: complete a LARVAL SA (it becomes MATURE, and the newest, as in Linux) or
+    change a MATURE one's lifetimes (it keeps its place).
 
     The source address cannot change; a MATURE SA keeps its algorithms and keys (a message
     repeating them is accepted, one changing them gets EINVAL). ESRCH if there is no SA.
@@ -116,7 +117,8 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     src_ext, _, _ = addresses(scan)
     if address_ip(src_ext) != address_ip(old.src_ext):  # (the length tells the family)
         raise invalid("UPDATE cannot change an SA's source address")
-    if old.state == SaState.LARVAL:
+    larval = old.state == SaState.LARVAL
+    if larval:
         if km.probe.reprobe:
             km.probe.reprobe_all()
         new = admit(scan, km.probe, now)
@@ -124,7 +126,7 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     else:
         new = _relifed(km, old, scan)
     new.epoch = old.epoch + 1
-    km.sad.replace(old, new)
+    km.sad.replace(old, new, newest=larval)  # Linux xfrm_state_update
     old.epoch += 1  # its timers are stale now
     km.timers.added(new)
     if new.used:

@@ -134,13 +134,16 @@ class KeyManager:
         notifications, then the EXPIREs that came due. With ``lazily``, the replies to a
         DUMP or SPDDUMP come as one DumpReply (Linux ``pfkey_do_dump``)."""
         data = message if isinstance(message, bytes) else bytes(message)
-        now, due = self._begin()
+        self._messages += 1
+        now = self.clock()
+        due = self._run_timers(now) if self.timers.heap else None
+        clients = self.clients
         events: list[routing.Event] = []
         self.sender = client
         copied = False
         try:
             found = scan_request(data)
-            if promiscuous := self.clients.promiscuous:
+            if promiscuous := clients.promiscuous:
                 events.append(routing.Notice(found.data, promiscuous))
                 copied = True
             lazy = DUMPS.get(found.type) if lazily else None
@@ -148,14 +151,14 @@ class KeyManager:
                 events.append(routing.DumpReply(lazy(self, found), promiscuous))
             else:
                 out = HANDLERS.get(found.type, handlers.unsupported)(self, found, now)
-                routing.answers(self.clients, client, out, self.clients.promiscuous, events)
+                routing.answers(clients, client, out, clients.promiscuous, events)
         except PfkeyError as error:
             self._errors += 1
-            routing.refusal(self.clients, replies.error(data, error.errno), copied, events)
+            routing.refusal(clients, replies.error(data, error.errno), copied, events)
         finally:
             self.sender = ANONYMOUS
         if due:
-            events += routing.notices(self.clients, due)
+            events += routing.notices(clients, due)
         return events
 
     def handle(self, message: Buffer) -> list[bytes]:
@@ -170,12 +173,6 @@ class KeyManager:
         events = self.process(ANONYMOUS, message, lazily=True)
         dump = next((e.dump for e in events if type(e) is routing.DumpReply), None)
         return routing.deliveries(ANONYMOUS, events), dump
-
-    def _begin(self) -> tuple[float, list[bytes]]:
-        """Count a message; the time now and the EXPIREs of the timers due by then."""
-        self._messages += 1
-        now = self.clock()
-        return now, self._run_timers(now) if self.timers.heap else []
 
     def tick(self) -> list[bytes]:
         """Run the lifetime timers that are due; the EXPIREs for registered listeners."""

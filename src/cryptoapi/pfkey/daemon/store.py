@@ -398,7 +398,7 @@ class StateStore:
         self._fd = -1
 
     def sas(self) -> Iterator[SecurityAssociation]:
-        """Every stored SA, in the order they were first stored."""
+        """Every stored SA, oldest first (as the database had them)."""
         query = f"SELECT {', '.join(SA_COLUMNS)} FROM sas ORDER BY rowid"
         for row in self.db.execute(query):
             values = dict(zip(SA_COLUMNS, row, strict=True))
@@ -481,11 +481,11 @@ class StateStore:
         ``usage``, in one transaction; then the journals are cleared."""
         upserts, deletes = [], []
         current = km.sad.by_key
-        for key in sas.changed:
+        for key in sas.changed:  # in the database's order: new rows get rowids in it
             sa = current.get(key)
-            if sa is None:
+            if sa is None or key in sas.moved:
                 deletes.append(key)
-            else:
+            if sa is not None:
                 upserts.append(_sa_row(sa))
         self._transaction(deletes, upserts, policies.changed, km, usage)
         stored = self._usage.stored

@@ -195,18 +195,21 @@ def _decode_lifetime(data: bytes, start: int, end: int, exttype: int) -> Lifetim
     return lifetime_at(data, start)
 
 
+_ADDRESS_EXT_LEN = {family: 8 + padded(size) for family, size in SOCKADDR_LEN.items()}
+"""The length of an address extension per family: the header and the padded sockaddr (24
+bytes for AF_INET, 40 for AF_INET6; so a checked one's length tells its family)."""
+
+
 def check_address(data: bytes, start: int, end: int, exttype: int) -> int:
     """Linux ``verify_address_len``: the extension is exactly the header and the padded
     sockaddr of its family, and the prefix length fits the family (else EINVAL).
     Returns the family."""
     family = data[start + 8] | data[start + 9] << 8 if end - start >= 10 else -1
-    size = SOCKADDR_LEN.get(family)
-    if size is None:
+    needed = _ADDRESS_EXT_LEN.get(family)
+    if needed is None:
         raise malformed(exttype, f"address family {family} is not AF_INET or AF_INET6")
-    if end - start != 8 + padded(size):
-        raise malformed(
-            exttype, f"is {end - start} bytes; family {family} needs {8 + padded(size)}"
-        )
+    if end - start != needed:
+        raise malformed(exttype, f"is {end - start} bytes; family {family} needs {needed}")
     if data[start + 5] > MAX_PREFIXLEN[family]:
         raise malformed(exttype, f"prefix length {data[start + 5]} is too long for its family")
     return family
