@@ -5,10 +5,19 @@ algorithm (``name``), which implementation (``driver``), how preferred (``priori
 sizes, and ``create``, the factory of the per-transform implementation object.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from enum import StrEnum
+    from typing import Any, Self
+
+    InnerLookup = Callable[[str, "AlgType"], "Algorithm"]
+    """How a template asks the registry for an inner algorithm: by name or driver, and type."""
+else:
+    from cryptoapi._strenum import StrEnum
 
 Buffer = bytes | bytearray | memoryview
 """What every data-taking method accepts."""
@@ -53,14 +62,60 @@ KEYED_TYPES = frozenset((AlgType.CIPHER, AlgType.SKCIPHER, AlgType.AEAD, AlgType
 """The types whose every algorithm takes a key; a ``shash`` may or may not."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Algorithm:
+class _Frozen:
+    """Read-only records compared field by field (``_FIELDS``, minus ``_UNCOMPARED``), as
+    frozen dataclasses are, without importing :mod:`dataclasses` (which imports ``inspect``,
+    ``ast`` and ``re``: more than the rest of the path to a first digest, bench/startup.py).
+    """
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+    _UNCOMPARED: frozenset[str] = frozenset()
+    _UNSHOWN: frozenset[str] = frozenset()
+
+    def _set(self, values: dict[str, Any]) -> None:
+        """Fill the fields from an ``__init__``'s ``locals()`` (its keywords, and ``self``)."""
+        for key in self._FIELDS:
+            object.__setattr__(self, key, values[key])
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}: {type(self).__name__} is frozen")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"cannot delete field {key!r}: {type(self).__name__} is frozen")
+
+    def _compared(self) -> tuple[object, ...]:
+        return tuple(getattr(self, key) for key in self._FIELDS if key not in self._UNCOMPARED)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        shown = (
+            f"{key}={getattr(self, key)!r}" for key in self._FIELDS if key not in self._UNSHOWN
+        )
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (as :func:`dataclasses.replace` would make)."""
+        unknown = changes.keys() - set(self._FIELDS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
+        return type(self)(**{key: getattr(self, key) for key in self._FIELDS} | changes)
+
+
+class Algorithm(_Frozen):
     """One registered implementation.
 
     ``create()`` returns the object a transform drives (for a ``shash``, something with
     ``init()``, ``digest(data)`` and, when ``keyed``, ``setkey(key)``; see the protocols in
-    ``cryptoapi.transforms``). ``inner`` lists the algorithms a template instance was built
-    from, so unregistering one removes it too.
+    ``cryptoapi.transforms.cores``). ``inner`` lists the algorithms a template instance was
+    built from, so unregistering one removes it too.
 
     Data rules the transforms enforce, so that every implementation of a name agrees:
     ``min_datasize`` > 0 means "at least that many bytes, any length" (xts, cts), else a
@@ -72,31 +127,65 @@ class Algorithm:
     states it (``hmac(sha256)`` is keyed, ``sha256`` is not); a cipher, skcipher, AEAD or
     KDF is keyed by definition, so the record says so whatever was passed (and
     ``algorithms()`` lists ``aes`` as keyed).
+
+    Frozen and compared by value (``create`` aside); :meth:`replace` makes a changed copy.
     """
+
+    _FIELDS = (
+        "name", "driver", "type", "priority", "provider", "create", "blocksize", "digestsize",
+        "ivsize", "min_keysize", "max_keysize", "maxauthsize", "seedsize", "keyed",
+        "optional_key", "min_datasize", "ivsizes", "authsizes", "inner",
+    )  # fmt: skip
+    __slots__ = _FIELDS
+    _UNCOMPARED = frozenset(("create",))
+    _UNSHOWN = frozenset(("create", "inner"))
 
     name: str
     driver: str
     type: AlgType
     priority: int
     provider: str
-    create: Callable[[], Any] = field(repr=False, compare=False)
-    blocksize: int = 1
-    digestsize: int = 0
-    ivsize: int = 0
-    min_keysize: int = 0
-    max_keysize: int = 0
-    maxauthsize: int = 0
-    seedsize: int = 0
-    keyed: bool = False
-    optional_key: bool = False  # a keyed shash usable before setkey (CRYPTO_ALG_OPTIONAL_KEY)
-    min_datasize: int = 0
-    ivsizes: tuple[int, int] | None = None
-    authsizes: tuple[int, ...] = ()
-    inner: tuple["Algorithm", ...] = field(default=(), repr=False)
+    create: Callable[[], Any]
+    blocksize: int
+    digestsize: int
+    ivsize: int
+    min_keysize: int
+    max_keysize: int
+    maxauthsize: int
+    seedsize: int
+    keyed: bool
+    optional_key: bool  # a keyed shash usable before setkey (CRYPTO_ALG_OPTIONAL_KEY)
+    min_datasize: int
+    ivsizes: tuple[int, int] | None
+    authsizes: tuple[int, ...]
+    inner: tuple[Algorithm, ...]
 
-    def __post_init__(self) -> None:
-        if not self.keyed and self.type in KEYED_TYPES:
-            object.__setattr__(self, "keyed", True)  # frozen: the dataclass idiom for this
+    def __init__(
+        self,
+        *,
+        name: str,
+        driver: str,
+        type: AlgType,
+        priority: int,
+        provider: str,
+        create: Callable[[], Any],
+        blocksize: int = 1,
+        digestsize: int = 0,
+        ivsize: int = 0,
+        min_keysize: int = 0,
+        max_keysize: int = 0,
+        maxauthsize: int = 0,
+        seedsize: int = 0,
+        keyed: bool = False,
+        optional_key: bool = False,
+        min_datasize: int = 0,
+        ivsizes: tuple[int, int] | None = None,
+        authsizes: tuple[int, ...] = (),
+        inner: tuple[Algorithm, ...] = (),
+    ) -> None:
+        self._set(locals())
+        if not keyed and type in KEYED_TYPES:
+            object.__setattr__(self, "keyed", True)
 
     def info(
         self,
@@ -105,7 +194,7 @@ class Algorithm:
         *,
         refcnt: int = 1,
         order: int = 0,
-    ) -> "AlgInfo":
+    ) -> AlgInfo:
         sizes = {size: getattr(self, size) for size in SIZES_BY_TYPE[self.type]}
         return AlgInfo(
             name=self.name,
@@ -122,9 +211,18 @@ class Algorithm:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class AlgInfo:
-    """What ``algorithms()`` returns per implementation: the /proc/crypto record."""
+class AlgInfo(_Frozen):
+    """What ``algorithms()`` returns per implementation: the /proc/crypto record.
+
+    ``refcnt`` is /proc/crypto's (1, plus one per registered instance built on it);
+    ``order`` the registration sequence (/proc/crypto lists the newest first).
+    """
+
+    _FIELDS = (
+        "name", "driver", "provider", "priority", "type", "selftest", "selftest_us", "keyed",
+        "sizes", "refcnt", "order",
+    )  # fmt: skip
+    __slots__ = _FIELDS
 
     name: str
     driver: str
@@ -135,13 +233,32 @@ class AlgInfo:
     selftest_us: float | None
     keyed: bool
     sizes: dict[str, int]
-    refcnt: int = 1  # /proc/crypto's: 1, plus one per registered instance built on it
-    order: int = 0  # registration sequence (/proc/crypto lists the newest first)
+    refcnt: int
+    order: int
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        driver: str,
+        provider: str,
+        priority: int,
+        type: AlgType,
+        selftest: SelfTest,
+        selftest_us: float | None,
+        keyed: bool,
+        sizes: dict[str, int],
+        refcnt: int = 1,
+        order: int = 0,
+    ) -> None:
+        self._set(locals())
 
     def __getattr__(self, size: str) -> int:
         """Sizes read as attributes (``info.digestsize``) where they apply to the type."""
+        if size == "sizes":  # not set yet: never recurse
+            raise AttributeError(size)
         try:
-            return self.__dict__["sizes"][size]  # type: ignore[no-any-return]
+            return self.sizes[size]
         except KeyError:
             raise AttributeError(f"{self.type} has no {size!r}") from None
 
@@ -159,12 +276,7 @@ class AlgInfo:
         }
 
 
-InnerLookup = Callable[[str, AlgType], Algorithm]
-"""How a template asks the registry for an inner algorithm: by name or driver, and type."""
-
-
-@dataclass(frozen=True)
-class Template:
+class Template(_Frozen):
     """A recipe that builds an instance from inner algorithms (the kernel's crypto_template).
 
     ``create(lookup, args)`` looks up each argument with ``lookup`` (which returns the best
@@ -172,8 +284,16 @@ class Template:
     usually made with :func:`instance`.
     """
 
+    _FIELDS = ("name", "create")
+    __slots__ = _FIELDS
+
     name: str
     create: Callable[[InnerLookup, tuple[str, ...]], Algorithm]
+
+    def __init__(
+        self, name: str, create: Callable[[InnerLookup, tuple[str, ...]], Algorithm]
+    ) -> None:
+        self._set(locals())
 
 
 def instance(template: str, inner: tuple[Algorithm, ...], **record: Any) -> Algorithm:
@@ -188,3 +308,15 @@ def instance(template: str, inner: tuple[Algorithm, ...], **record: Any) -> Algo
         inner=inner,
         **record,
     )
+
+
+def __getattr__(name: str) -> object:
+    """``InnerLookup`` for modules that import it at run time (a ``Callable`` alias: made
+    on demand, since ``collections.abc`` is not on the path to a first digest)."""
+    if name == "InnerLookup":
+        from collections.abc import Callable
+
+        alias = Callable[[str, AlgType], Algorithm]
+        globals()[name] = alias
+        return alias
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,22 +7,45 @@ Names such as ``hmac(sha256)`` or ``rfc7539(chacha20,poly1305)`` name a template
 to inner algorithms; each inner name may itself be a driver (``hmac(sha256-generic)``).
 """
 
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import NoReturn
+from __future__ import annotations
 
 from cryptoapi.errors import InvalidArgument
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 MAX_NAME_LEN = 128
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
-@dataclass(frozen=True)
 class Name:
-    """A parsed name: a word and, for a template instance, its argument names."""
+    """A parsed name: a word and, for a template instance, its argument names. Read-only
+    and compared by value (a plain class: ``dataclasses`` is not on the first-use path)."""
+
+    __slots__ = ("args", "word")
 
     word: str
-    args: tuple["Name", ...] = ()
+    args: tuple[Name, ...]
+
+    def __init__(self, word: str, args: tuple[Name, ...] = ()) -> None:
+        object.__setattr__(self, "word", word)
+        object.__setattr__(self, "args", args)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}: Name is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Name:
+            return NotImplemented
+        return self.word == other.word and self.args == other.args
+
+    def __hash__(self) -> int:
+        return hash((self.word, self.args))
+
+    def __repr__(self) -> str:
+        return f"Name(word={self.word!r}, args={self.args!r})"
 
     @property
     def is_template(self) -> bool:
@@ -34,12 +57,26 @@ class Name:
         return f"{self.word}({','.join(str(a) for a in self.args)})"
 
 
-@lru_cache(maxsize=4096)
+_PARSED: dict[str, Name] = {}
+_PARSED_MAX = 4096
+
+
 def parse(text: str) -> Name:
     """Parse ``text`` into a :class:`Name`, or raise InvalidArgument naming the position.
 
-    Results are cached: registries re-register the same names often, errors are not cached.
+    Results are cached (up to 4,096 names, then the cache starts over): registries
+    re-register the same names often; errors are not cached.
     """
+    found = _PARSED.get(text) if type(text) is str else None
+    if found is None:
+        found = _parse(text)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = found
+    return found
+
+
+def _parse(text: str) -> Name:
     if not isinstance(text, str):
         raise TypeError(f"algorithm name must be str, not {type(text).__name__}")
     if len(text) > MAX_NAME_LEN:

@@ -13,12 +13,12 @@ place, so a reader never sees one half-sorted.
 
 from __future__ import annotations
 
-import threading
 import time
 
 from cryptoapi.alg import Algorithm, AlgType, SelfTest
 from cryptoapi.errors import AlgorithmExists, AlgorithmNotFound, InvalidArgument
 from cryptoapi.names import parse
+from cryptoapi.registry.sync import Monitor
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -84,7 +84,7 @@ class AlgTable:
         reserved: Callable[[Algorithm], None],
         trace: Trace | None = None,
     ) -> None:
-        self.cond = threading.Condition()
+        self.cond = Monitor()
         self.drivers: dict[str, Entry] = {}
         self.names: dict[str, list[Entry]] = {}
         # name -> resolved algorithm, one dict per type (None: any type)
@@ -188,7 +188,9 @@ class AlgTable:
             self._emit("test", driver, started, result)
 
     def _emit(self, kind: str, driver: str, started: float, result: str) -> None:
-        from cryptoapi.registry.trace import TraceEvent  # a dataclass: only when tracing
+        import threading  # only when tracing, as the dataclass below
+
+        from cryptoapi.registry.trace import TraceEvent
 
         assert self._trace is not None
         micros = (time.perf_counter() - started) * 1e6

@@ -14,7 +14,6 @@ only a current answer is cached, and every change to the table clears the cache.
 from __future__ import annotations
 
 import time
-from functools import partial
 
 from cryptoapi.alg import AlgType, SelfTest
 from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, LookupTimeout
@@ -88,13 +87,14 @@ class Api:
                 with cond:
                     remaining = deadline - time.monotonic()
                     woken = remaining > 0 and cond.wait_for(
-                        partial(self._changed_since, generation), remaining
+                        self._changed_since(generation), remaining
                     )
                 if not woken:
                     raise LookupTimeout(f"no {name!r} was registered within {wait:g} s") from None
 
-    def _changed_since(self, generation: int) -> bool:
-        return self.table.generation != generation
+    def _changed_since(self, generation: int) -> Callable[[], bool]:
+        """Whether the table changed since it was at ``generation``, as a wait predicate."""
+        return lambda: self.table.generation != generation
 
     def resolve(self, name: str, type: AlgType | None) -> Algorithm:
         """The answer for ``name``, found the slow way (loading, building, testing)."""
@@ -181,21 +181,24 @@ class Api:
         """Queue the eager tests of new entries on the manager's pool."""
         with self.table.cond:
             self.queued += len(entries)
-        refused = sum(
-            not self.manager.submit(partial(self._run_queued_test, entry)) for entry in entries
-        )
+        refused = sum(not self.manager.submit(self._queued_test(entry)) for entry in entries)
         if refused:
             with self.table.cond:
                 self.queued -= refused
                 self.table.cond.notify_all()
 
-    def _run_queued_test(self, entry: Entry) -> None:
-        try:
-            self.usable(entry)
-        finally:
-            with self.table.cond:
-                self.queued -= 1
-                self.table.cond.notify_all()
+    def _queued_test(self, entry: Entry) -> Callable[[], None]:
+        """The pool's job for ``entry``: its test, then one fewer queued."""
+
+        def job() -> None:
+            try:
+                self.usable(entry)
+            finally:
+                with self.table.cond:
+                    self.queued -= 1
+                    self.table.cond.notify_all()
+
+        return job
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Wait until every eager test submitted so far has finished."""

@@ -8,22 +8,24 @@ until it completes. Unlike the kernel's early versions, a waiter never hangs: it
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+import _thread
 
 from cryptoapi.errors import InvalidArgument, LookupTimeout
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from cryptoapi.registry.sync import Monitor
 
 
 class _Larval:
     __slots__ = ("done", "error", "owner", "result")
 
     def __init__(self) -> None:
-        self.owner = threading.get_ident()
+        self.owner = _thread.get_ident()
         self.done = False
         self.result: Any = None
         self.error: BaseException | None = None
@@ -32,7 +34,7 @@ class _Larval:
 class Larvals:
     """Run each keyed piece of work once at a time; others asking meanwhile share it."""
 
-    def __init__(self, cond: threading.Condition) -> None:
+    def __init__(self, cond: Monitor) -> None:
         self._cond = cond
         self._pending: dict[str, _Larval] = {}
 
@@ -43,7 +45,7 @@ class Larvals:
             if larval is None:
                 larval = self._pending[key] = _Larval()
                 return self._work(key, larval, work)
-            if larval.owner == threading.get_ident():
+            if larval.owner == _thread.get_ident():
                 raise InvalidArgument(f"{key!r} depends on itself")
             if not self._cond.wait_for(lambda: larval.done, timeout):
                 raise LookupTimeout(f"timed out after {timeout:g} s waiting for {key!r}")

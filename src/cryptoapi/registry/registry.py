@@ -16,20 +16,17 @@ to, so the fuzzing code knows only the small interface it drives
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
-import threading
 
 from cryptoapi.alg import AlgType
 from cryptoapi.names import parse
-from cryptoapi.registry import proc
 from cryptoapi.registry.algapi import AlgTable, Batch, check_collision, validate
-from cryptoapi.registry.algboss import Algboss
 from cryptoapi.registry.api import Api
 from cryptoapi.registry.larval import Larvals
 from cryptoapi.registry.manifest import DEFAULT_MANIFEST, Manifest
 from cryptoapi.registry.modules import Loader
-from cryptoapi.selftest.fault import faults_from_env, faulty
 from cryptoapi.selftest.manager import DEFAULT_FUZZ_ITERATIONS, Mode, SelfTestManager, mode_from
 from cryptoapi.transforms.shash import Shash
 
@@ -40,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from cryptoapi.alg import AlgInfo, Algorithm, Template
+    from cryptoapi.registry.algboss import Algboss
     from cryptoapi.registry.trace import TraceEvent
     from cryptoapi.transforms.aead import Aead
     from cryptoapi.transforms.cipher import Cipher
@@ -79,23 +77,41 @@ class Registry:
         )
         self.lookup_timeout = lookup_timeout
         self._manifest = manifest or DEFAULT_MANIFEST
-        self._faults = faults_from_env()
+        self._faults = _faults_from_env()
         self._table = AlgTable(self.selftest.initial_state(), self._reserved, trace)
         larvals = Larvals(self._table.cond)
         self._loader = Loader(
             self._manifest, larvals, self._insert, lookup_timeout, self._table.emit_load
         )
         self._api = Api(self._table, self._loader, larvals, self.selftest, lookup_timeout)
-        self._boss = Algboss(
-            self._table, self._loader, larvals,
-            lookup=self._api.lookup, register=self._register_built, timeout=lookup_timeout,
-        )  # fmt: skip
-        self._api.build = self._boss.build
-        self._api.everything = self._boss.everything
+        self._larvals = larvals
+        self._boss_made: Algboss | None = None  # made when a template name is first asked
+        self._api.build = self._build
+        self._api.everything = self._everything
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
         self._random: Rng | None = None  # get_random_bytes's generator, made on first use
         if self.selftest.mode is Mode.FULL:
             self._join_fuzzer()
+
+    @property
+    def _boss(self) -> Algboss:
+        """The template builder, made on first use: a process that looks up only one-piece
+        names (``sha256``) never imports it."""
+        if self._boss_made is None:
+            from cryptoapi.registry.algboss import Algboss
+
+            self._boss_made = Algboss(
+                self._table, self._loader, self._larvals,
+                lookup=self._api.lookup, register=self._register_built,
+                timeout=self.lookup_timeout,
+            )  # fmt: skip
+        return self._boss_made
+
+    def _build(self, name: str) -> None:
+        self._boss.build(name)
+
+    def _everything(self, name: str) -> list[str]:
+        return self._boss.everything(name)
 
     def _join_fuzzer(self) -> None:
         """Hand the manager a fuzzer driving this registry (``full`` mode only)."""
@@ -161,6 +177,8 @@ class Registry:
     def run_selftests(self, names: Iterable[str] = ()) -> list[AlgInfo]:
         """Test every registered implementation now (of ``names`` only, if given) and
         return their records; in ``off`` mode nothing is tested."""
+        from cryptoapi.registry import proc  # the views: not on the path to a first digest
+
         entries = proc.selected(self._table, set(names))
         for entry in entries:
             self._api.usable(entry)
@@ -192,6 +210,8 @@ class Registry:
 
     def algorithms(self) -> list[AlgInfo]:
         """Every registered implementation (all providers loaded), by name then priority."""
+        from cryptoapi.registry import proc
+
         self.load_all()
         return proc.algorithms(self._table)
 
@@ -242,10 +262,21 @@ class Registry:
         """A transform of exactly ``alg``, as users get it (with its fallback and any
         ``CRYPTOAPI_FAULT`` injected), without a lookup: the fuzzer drives these."""
         if alg.driver in self._faults:
+            from cryptoapi.selftest.fault import faulty
+
             alg = faulty(alg)
         if alg.type in (AlgType.SHASH, AlgType.KDF, AlgType.KPP, AlgType.RNG):
             return _transform(alg.type)(alg)
         return _transform(alg.type)(alg, lambda passed: self._api.fallback_core(alg, passed))
+
+
+def _faults_from_env() -> frozenset[str]:
+    """The drivers ``CRYPTOAPI_FAULT`` names; the fault module only when it names any."""
+    if not os.environ.get("CRYPTOAPI_FAULT"):
+        return frozenset()
+    from cryptoapi.selftest.fault import faults_from_env
+
+    return faults_from_env()
 
 
 _TRANSFORMS = {
@@ -273,7 +304,7 @@ def _transform(kind: AlgType) -> Any:
 
 
 _default: Registry | None = None
-_default_lock = threading.Lock()
+_default_lock = _thread.allocate_lock()
 
 
 def default_registry() -> Registry:

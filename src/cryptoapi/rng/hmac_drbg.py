@@ -14,7 +14,7 @@ The HMAC core is keyed once per new K (twice or four times a request), never per
 """
 
 from cryptoapi.alg import AlgType, InnerLookup
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.transforms.cores import ShashCore
 
 
 class HmacDrbg:

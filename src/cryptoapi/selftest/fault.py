@@ -38,9 +38,7 @@ def corrupt(output: bytes) -> bytes:
 
 def faulty(alg: Algorithm) -> Algorithm:
     """``alg`` with cores that misbehave by the rule above."""
-    import dataclasses  # only when a fault is injected: not on the path to a first digest
-
-    return dataclasses.replace(alg, create=lambda: _FaultyCore(alg.create()))
+    return alg.replace(create=lambda: _FaultyCore(alg.create()))
 
 
 class _FaultyState:

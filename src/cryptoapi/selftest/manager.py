@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from enum import StrEnum
 
 from cryptoapi.alg import Algorithm, SelfTest
 from cryptoapi.errors import InvalidArgument, SelfTestFailed
@@ -28,12 +26,16 @@ from cryptoapi.selftest.vectors import vectors_for
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import ThreadPoolExecutor
+    from enum import StrEnum
+
+    Fuzzer = Callable[[Algorithm, int], str | None]
+    """Runs ``n`` fuzz cases of an implementation; returns a mismatch report or None."""
+else:
+    from cryptoapi._strenum import StrEnum
 
 DEFAULT_FUZZ_ITERATIONS = 100
-
-Fuzzer = Callable[[Algorithm, int], str | None]
-"""Runs ``n`` fuzz cases of an implementation; returns a mismatch report or None."""
 
 
 class Mode(StrEnum):

@@ -20,7 +20,7 @@ from typing import Any
 from cryptoapi.alg import Algorithm, AlgType, InnerLookup, instance
 from cryptoapi.errors import InvalidArgument
 from cryptoapi.names import parse
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.transforms.cores import ShashCore
 
 COUNTER_BITS = (8, 16, 24, 32)
 MAX_BLOCKS_NO_COUNTER = 2**32 - 1

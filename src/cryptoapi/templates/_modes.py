@@ -7,7 +7,6 @@ batched by ``encrypt_blocks``, a mode costs a few interpreter steps per message,
 block.
 """
 
-import dataclasses
 from collections.abc import Callable
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, instance
@@ -55,9 +54,7 @@ def mac_instance(
 def named_after_cipher(record: Algorithm, template: str, cipher: Algorithm) -> Algorithm:
     """``record`` named ``template(cipher)`` although it has more inner algorithms (a hash
     too), as the kernel names ``gcm(aes)`` and ``hctr2(aes)``; the rest as ``instance()``."""
-    return dataclasses.replace(
-        record, name=f"{template}({cipher.name})", driver=f"{template}({cipher.driver})"
-    )
+    return record.replace(name=f"{template}({cipher.name})", driver=f"{template}({cipher.driver})")
 
 
 def byte_view(data: Buffer) -> memoryview:

@@ -25,7 +25,7 @@ import hmac
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
 from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
 from cryptoapi.templates._modes import byte_view, require
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.transforms.cores import ShashCore
 from cryptoapi.transforms.skcipher import SkcipherCore
 
 LENGTH_FIELD = 4

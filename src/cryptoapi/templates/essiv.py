@@ -16,14 +16,12 @@ one under the inner skcipher where that is a template instance (``cbc(aes-generi
 ``authenc`` AEAD; this one wraps skciphers only.
 """
 
-import dataclasses
-
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
 from cryptoapi.errors import InvalidArgument
 from cryptoapi.names import parse
 from cryptoapi.templates._modes import require
 from cryptoapi.transforms.cipher import CipherCore
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.transforms.cores import ShashCore
 from cryptoapi.transforms.skcipher import SkcipherCore
 
 
@@ -83,7 +81,7 @@ def create(lookup: InnerLookup, args: tuple[str, ...]) -> Algorithm:
         min_datasize=skcipher.min_datasize,
     )
     # Named after S and H, as the kernel's; the IV's cipher is an inner algorithm too.
-    return dataclasses.replace(record, inner=(skcipher, hash, cipher))
+    return record.replace(inner=(skcipher, hash, cipher))
 
 
 TEMPLATE = Template("essiv", create)

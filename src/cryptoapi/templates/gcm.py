@@ -24,7 +24,7 @@ from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, ins
 from cryptoapi.errors import BadMessage, InvalidArgument
 from cryptoapi.templates._modes import byte_view, inner_of, named_after_cipher, require, xor
 from cryptoapi.transforms.cipher import CipherCore
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.transforms.cores import ShashCore
 
 BLOCK_SIZE = 16
 TAG_SIZE = 16

@@ -23,7 +23,7 @@ from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, ins
 from cryptoapi.templates._modes import byte_view, inner_of, named_after_cipher, require, xor
 from cryptoapi.templates.xctr import xctr_keystream
 from cryptoapi.transforms.cipher import CipherCore
-from cryptoapi.transforms.shash import ShashCore
+from cryptoapi.transforms.cores import ShashCore
 
 BLOCK = 16
 TWEAK_SIZE = 32  # the kernel's: the tweak (IV) of hctr2 is 32 bytes

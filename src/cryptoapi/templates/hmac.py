@@ -9,7 +9,7 @@ state copies, which is what makes HMAC on hashlib states faster than stdlib ``hm
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
 from cryptoapi.errors import InvalidArgument
-from cryptoapi.transforms.shash import HashState, ShashCore
+from cryptoapi.transforms.cores import HashState, ShashCore
 
 IPAD = 0x36
 OPAD = 0x5C

@@ -19,7 +19,7 @@ from cryptoapi.providers.generic._chachapoly import (
     chachapoly_decrypt,
     chachapoly_encrypt,
 )
-from cryptoapi.transforms.shash import HashState, ShashCore
+from cryptoapi.transforms.cores import HashState, ShashCore
 from cryptoapi.transforms.skcipher import SkcipherCore
 
 KEY_SIZE = 32

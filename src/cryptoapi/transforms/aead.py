@@ -7,18 +7,24 @@ The transform checks IV, tag, data and associated-data lengths for every impleme
 the name, so one-piece drivers and template instances refuse exactly the same inputs.
 """
 
+from __future__ import annotations
+
 from typing import Any, Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument
 from cryptoapi.names import parse
 from cryptoapi.transforms.base import (
-    FallbackFactory,
     KeyedTransform,
     NeedFallback,
     check_buffer,
     check_int,
 )
+
+TYPE_CHECKING = False  # mypy sets it true
+
+if TYPE_CHECKING:
+    from cryptoapi.transforms.base import FallbackFactory
 
 ESP_ASSOC_SIZES = (8, 12)
 """The associated data ESP hands an AEAD, in this package's convention (``assoc`` without the

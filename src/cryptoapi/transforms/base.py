@@ -14,11 +14,22 @@ key, and a pickle of one is that key, usable, in a file or a message queue (a ke
 the same way.
 """
 
-from collections.abc import Callable
-from typing import Any, NoReturn, SupportsIndex
+from __future__ import annotations
 
-from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, InvalidKey
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NoReturn, SupportsIndex
+
+    from cryptoapi.alg import Algorithm, Buffer
+
+    FallbackFactory = Callable[[frozenset[str]], Algorithm]
+    """Finds the next implementation of a keyed transform's name, for a parameter its own
+    implementation lacks, other than the drivers given (those that lacked it too): the
+    transform creates its core and knows the driver serving the key."""
 
 
 class NeedFallback(Exception):
@@ -66,11 +77,6 @@ class _NoKey:
 
 
 NO_KEY: Any = _NoKey()
-
-FallbackFactory = Callable[[frozenset[str]], Algorithm]
-"""Finds the next implementation of a keyed transform's name, for a parameter its own
-implementation lacks, other than the drivers given (those that lacked it too): the
-transform creates its core and knows the driver serving the key."""
 
 
 class NotPicklable:

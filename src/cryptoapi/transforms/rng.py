@@ -67,9 +67,7 @@ def bound(alg: Algorithm, lookup: InnerLookup) -> Algorithm:
     """``alg`` with its :class:`LookupRecipe` bound to ``lookup`` (other records unchanged)."""
     if not isinstance(alg.create, LookupRecipe):
         return alg
-    from dataclasses import replace  # loaded already (alg.py's records); not on import
-
-    return replace(alg, create=alg.create.bind(lookup))
+    return alg.replace(create=alg.create.bind(lookup))
 
 
 class Rng(Transform):

@@ -12,10 +12,9 @@ Neither a transform nor a :class:`HashDesc` can be pickled or copied with :mod:`
 (``desc.copy()`` forks a running hash, as with hashlib): a keyed one holds its key.
 """
 
-from collections.abc import Callable
-from typing import Protocol
+from __future__ import annotations
 
-from cryptoapi.alg import Algorithm, AlgType, Buffer
+from cryptoapi.alg import Algorithm, AlgType
 from cryptoapi.errors import BadMessage, InvalidArgument
 from cryptoapi.transforms.base import (
     NotPicklable,
@@ -24,21 +23,13 @@ from cryptoapi.transforms.base import (
     equal_in_constant_time,
 )
 
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
-class HashState(Protocol):
-    """A running hash: hashlib's objects and the generic implementations both fit."""
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-    def update(self, data: Buffer, /) -> None: ...
-    def digest(self) -> bytes: ...
-    def copy(self) -> "HashState": ...
-
-
-class ShashCore(Protocol):
-    """What ``Algorithm.create()`` returns for a ``shash``."""
-
-    def init(self) -> HashState: ...
-    def digest(self, data: Buffer, /) -> bytes: ...
-    def setkey(self, key: bytes, /) -> None: ...
+    from cryptoapi.alg import Buffer
+    from cryptoapi.transforms.cores import HashState, ShashCore
 
 
 class UnkeyedHash:
@@ -111,7 +102,7 @@ class HashDesc(NotPicklable):
     def hexdigest(self) -> str:
         return self._state.digest().hex()
 
-    def copy(self) -> "HashDesc":
+    def copy(self) -> HashDesc:
         """An independent running hash in the same state (hashlib's ``copy``)."""
         return HashDesc(self._state.copy(), self.name, self.digest_size, self.block_size)
 

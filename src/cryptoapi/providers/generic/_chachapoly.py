@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from cryptoapi.alg import Buffer
 from cryptoapi.errors import BadMessage
-from cryptoapi.transforms.shash import HashState
+from cryptoapi.transforms.cores import HashState
 
 TAG_SIZE = 16
 ONE_TIME_KEY_SIZE = 32

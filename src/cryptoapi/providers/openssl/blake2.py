@@ -17,7 +17,7 @@ from functools import partial
 from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
 from cryptoapi.errors import InvalidKey
 from cryptoapi.providers.records import BLAKE2B_SIZES, record
-from cryptoapi.transforms.shash import HashState
+from cryptoapi.transforms.cores import HashState
 
 Constructor = Callable[..., HashState]
 

@@ -31,7 +31,8 @@ from cryptoapi.alg import PRIORITY_OPENSSL, Algorithm, Buffer
 from cryptoapi.providers.legacy_records import CIPHERS, RMD160_BLOCK, RMD160_DIGEST, check_key
 from cryptoapi.providers.openssl.ciphers import AesBlock, _run
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.shash import HashState, unkeyed_shash
+from cryptoapi.transforms.cores import HashState
+from cryptoapi.transforms.shash import unkeyed_shash
 
 _LIBRARY: dict[str, Callable[[bytes], BlockCipherAlgorithm]] = {
     "des3_ede": TripleDES,

@@ -8,7 +8,8 @@ registered.
 import hashlib
 
 from cryptoapi.alg import PRIORITY_OPENSSL, Algorithm, Buffer
-from cryptoapi.transforms.shash import HashState, unkeyed_shash
+from cryptoapi.transforms.cores import HashState
+from cryptoapi.transforms.shash import unkeyed_shash
 
 
 def new(data: Buffer = b"") -> HashState:

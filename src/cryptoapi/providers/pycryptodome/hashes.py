@@ -28,7 +28,8 @@ from Crypto.Hash import (
 )
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.transforms.shash import HashState, unkeyed_shash
+from cryptoapi.transforms.cores import HashState
+from cryptoapi.transforms.shash import unkeyed_shash
 
 _MERKLE_DAMGARD = {
     "md5": MD5,

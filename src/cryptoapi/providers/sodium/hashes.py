@@ -11,7 +11,8 @@ from collections.abc import Callable
 from nacl import bindings
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.transforms.shash import HashState, unkeyed_shash
+from cryptoapi.transforms.cores import HashState
+from cryptoapi.transforms.shash import unkeyed_shash
 
 
 class Buffered:

@@ -13,7 +13,8 @@ from typing import Protocol
 from wolfcrypt import hashes
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.transforms.shash import HashState, unkeyed_shash
+from cryptoapi.transforms.cores import HashState
+from cryptoapi.transforms.shash import unkeyed_shash
 
 
 class _Native(Protocol):

@@ -14,7 +14,6 @@ word is not in the table, is looked for in every file.
 
 from __future__ import annotations
 
-import json
 import os
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
@@ -108,8 +107,44 @@ def _file(family: str) -> dict[str, list[Vector]]:
     loaded = _by_file.get(family)
     if loaded is None:
         loaded = {}
-        with open(os.path.join(_DIR, f"{family}.json"), encoding="utf-8") as stream:
-            for vector in json.load(stream):
+        path = os.path.join(_DIR, f"{family}.json")
+        with open(path, encoding="utf-8") as stream:
+            for vector in parse_json(stream.read(), path):
                 loaded.setdefault(vector["alg"], []).append(vector)
         _by_file[family] = loaded
     return loaded
+
+
+class _Plain:
+    """The decoder settings of ``json.loads()`` with no hooks, as ``_json`` reads them."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))  # NaN, Infinity, -Infinity
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads(text)``, through CPython's C scanner (``_json``, which ``json`` itself
+    uses): ``import json`` imports ``re``, which nothing else on the path to a first digest
+    needs (2.5 ms, more than the test it loads vectors for). Without ``_json`` (another
+    Python), ``json.loads``. ValueError naming ``where`` and the position if malformed."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = make_scanner(_Plain)(text, start)  # type: ignore[arg-type]  # duck-typed
+    except StopIteration as stop:
+        raise ValueError(f"{where}: no JSON value at character {stop.value}") from None
+    if text[end:].strip():
+        raise ValueError(f"{where}: extra data after the JSON value at character {end}")
+    return value
