@@ -77,6 +77,10 @@ class _Frozen:
         """Fill the fields from an ``__init__``'s ``locals()`` (its keywords, and ``self``)."""
         for key in self._FIELDS:
             object.__setattr__(self, key, values[key])
+        self._settle()
+
+    def _settle(self) -> None:
+        """Derive what follows from the fields, once they are set (``__post_init__``)."""
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {key!r}: {type(self).__name__} is frozen")
@@ -106,7 +110,9 @@ class _Frozen:
         unknown = changes.keys() - set(self._FIELDS)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        return type(self)(**{key: getattr(self, key) for key in self._FIELDS} | changes)
+        copy = object.__new__(type(self))
+        copy._set({key: changes.get(key, getattr(self, key)) for key in self._FIELDS})
+        return copy
 
 
 class Algorithm(_Frozen):
@@ -184,7 +190,9 @@ class Algorithm(_Frozen):
         inner: tuple[Algorithm, ...] = (),
     ) -> None:
         self._set(locals())
-        if not keyed and type in KEYED_TYPES:
+
+    def _settle(self) -> None:
+        if not self.keyed and self.type in KEYED_TYPES:
             object.__setattr__(self, "keyed", True)
 
     def info(

@@ -63,9 +63,7 @@ def test_a_drbg_without_vectors_fails_its_test():
     """A vector names the driver it is for; a stdrng driver none names is not trusted."""
     registry = Registry(selftests="lazy")
     lax = registry.lookup("drbg_nopr_sha256")
-    from dataclasses import replace
-
-    registry.register(replace(lax, driver="drbg_nopr_untested", priority=900))
+    registry.register(lax.replace(driver="drbg_nopr_untested", priority=900))
     assert registry.alloc_rng("stdrng").driver_name == "drbg_nopr_hmac_sha512"
     states = {i.driver: i.selftest for i in registry.run_selftests(["stdrng"])}
     assert states["drbg_nopr_untested"] is SelfTest.FAILED

@@ -31,15 +31,21 @@ if TYPE_CHECKING:
 
 
 class Entry:
-    """One registered implementation and the state of its own self-test."""
+    """One registered implementation and the state of its own self-test.
 
-    __slots__ = ("alg", "order", "selftest", "selftest_us")
+    ``unbound`` marks an rng record not yet bound to the registry whose primitives it
+    uses (a DRBG's hash or AES): the registry binds it before its first use, not at
+    registration, so bringing every provider up costs no record copies.
+    """
+
+    __slots__ = ("alg", "order", "selftest", "selftest_us", "unbound")
 
     def __init__(self, alg: Algorithm, selftest: SelfTest, order: int) -> None:
         self.alg = alg
         self.selftest = selftest
         self.order = order
         self.selftest_us: float | None = None
+        self.unbound = False
 
 
 class Batch:
@@ -48,10 +54,11 @@ class Batch:
     their order by rank. A provider's batch is built once per process and reused by every
     registry that loads the provider (the records are module constants)."""
 
-    __slots__ = ("algs", "drivers", "has_base", "names", "ranked")
+    __slots__ = ("algs", "driver_order", "drivers", "has_base", "has_rng", "names", "ranked")
 
     def __init__(self, algs: Iterable[Algorithm]) -> None:
         self.algs = tuple(algs)
+        self.driver_order = tuple(alg.driver for alg in self.algs)
         self.drivers = frozenset(alg.driver for alg in self.algs)
         self.names = frozenset(alg.name for alg in self.algs)
         if len(self.drivers) != len(self.algs) or not self.drivers.isdisjoint(self.names):
@@ -64,6 +71,7 @@ class Batch:
             for name, indexes in grouped.items()
         )
         self.has_base = any(not alg.inner for alg in self.algs)
+        self.has_rng = any(alg.type is AlgType.RNG for alg in self.algs)
 
 
 def _static_rank(alg: Algorithm, index: int) -> tuple[int, bool, int]:
@@ -98,20 +106,27 @@ class AlgTable:
         self._trace = trace
         self._order = 0
 
-    def register(self, batch: Batch, *, check_reserved: bool) -> list[Entry]:
-        """Insert a batch of valid records; AlgorithmExists (and nothing changes) if any
-        collides with the table or, with ``check_reserved``, the manifest's offers."""
+    def register(self, batches: Iterable[Batch], *, check_reserved: bool) -> list[Entry]:
+        """Insert batches of valid records in one step (every provider ``load_all`` imports:
+        one lock, one wake-up); AlgorithmExists, and nothing changes, if any record collides
+        with the table, another batch or, with ``check_reserved``, the manifest's offers."""
+        batches = tuple(batches)
         with self.cond:
-            self._check(batch, check_reserved=check_reserved)
-            entries = self._insert(batch)
+            for batch in batches:
+                self._check(batch, check_reserved=check_reserved)
+            if len(batches) > 1:
+                _check_among(batches)
+            entries = self._insert(batches)
             self.changed()
         return entries
 
     def _check(self, batch: Batch, *, check_reserved: bool) -> None:
+        # From the tables' key views: isdisjoint then walks the batch, not the whole table.
+        drivers, names = self.drivers.keys(), self.names.keys()
         clash = (
-            not batch.drivers.isdisjoint(self.drivers)
-            or not batch.drivers.isdisjoint(self.names)
-            or not batch.names.isdisjoint(self.drivers)
+            not drivers.isdisjoint(batch.drivers)
+            or not names.isdisjoint(batch.drivers)
+            or not drivers.isdisjoint(batch.names)
         )
         if clash:
             for alg in batch.algs:
@@ -120,21 +135,39 @@ class AlgTable:
             for alg in batch.algs:
                 self._reserved(alg)
 
-    def _insert(self, batch: Batch) -> list[Entry]:
-        """Entries for the batch, each name's ranked list rebuilt once (lock held)."""
+    def _insert(self, batches: tuple[Batch, ...]) -> list[Entry]:
+        """Entries for the batches, each name's ranked list rebuilt once whatever the
+        number of batches offering it (lock held)."""
         started = time.perf_counter() if self._trace else 0.0
-        first = self._order + 1
-        self._order += len(batch.algs)
         initial = self._initial
-        entries = [Entry(alg, initial, first + i) for i, alg in enumerate(batch.algs)]
-        self.drivers.update(zip((alg.driver for alg in batch.algs), entries, strict=True))
+        entries: list[Entry] = []
+        arriving: dict[str, list[Entry]] = {}
+        unsorted: set[str] = set()
+        for batch in batches:
+            first = self._order + 1
+            self._order += len(batch.algs)
+            made = [Entry(alg, initial, first + i) for i, alg in enumerate(batch.algs)]
+            if batch.has_rng:
+                for entry in made:
+                    entry.unbound = entry.alg.type is AlgType.RNG
+            self.drivers.update(zip(batch.driver_order, made, strict=True))
+            for name, indexes in batch.ranked:
+                ranked = [made[i] for i in indexes]
+                if name in arriving:
+                    arriving[name] += ranked
+                    unsorted.add(name)  # two batches' ranked runs, one after the other
+                else:
+                    arriving[name] = ranked
+            entries += made
+            if batch.has_base:
+                self.base_generation += 1  # a new inner algorithm may make instances better
         names = self.names
-        for name, indexes in batch.ranked:
-            new = [entries[i] for i in indexes]
+        for name, new in arriving.items():
             old = names.get(name)
-            names[name] = sorted((*old, *new), key=rank) if old else new
-        if batch.has_base:
-            self.base_generation += 1  # a new inner algorithm may make instances better
+            if old or name in unsorted:
+                names[name] = sorted((*(old or ()), *new), key=rank)
+            else:
+                names[name] = new  # one batch's run, already ranked (Batch.ranked)
         if self._trace:
             for entry in entries:
                 self._emit("register", entry.alg.driver, started, "ok")
@@ -196,6 +229,24 @@ class AlgTable:
         micros = (time.perf_counter() - started) * 1e6
         thread = threading.current_thread().name
         self._trace(TraceEvent(kind, driver, started, micros, thread, result))
+
+
+def _check_among(batches: tuple[Batch, ...]) -> None:
+    """AlgorithmExists if two of ``batches`` register one driver, or one's name is
+    another's driver."""
+    drivers: set[str] = set()
+    names: set[str] = set()
+    for batch in batches:
+        clash = (
+            not batch.drivers.isdisjoint(drivers)
+            or not batch.drivers.isdisjoint(names)
+            or not batch.names.isdisjoint(drivers)
+        )
+        if clash:
+            for alg in batch.algs:
+                check_collision(alg, drivers, names)
+        drivers |= batch.drivers
+        names |= batch.names
 
 
 def check_collision(alg: Algorithm, drivers: Container[str], names: Container[str]) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from cryptoapi.registry.modules import Loader
     from cryptoapi.selftest.manager import SelfTestManager
 
+    Bind = Callable[[Algorithm], Algorithm]
     Build = Callable[[str], None]
     Everything = Callable[[str], object]
 
@@ -64,6 +65,7 @@ class Api:
         self._larvals = larvals
         self.build: Build = _nothing
         self.everything: Everything = _nothing
+        self.bind: Bind = _same
 
     def lookup(self, name: str, type: AlgType | str | None = None, *, wait: float = 0) -> Algorithm:
         """The implementation ``name`` resolves to; with ``wait`` > 0, a name nothing
@@ -159,6 +161,8 @@ class Api:
         entry's test (still running, or long finished) for its own. A PENDING entry is
         never usable, whoever ran or is running which test.
         """
+        if entry.unbound:
+            self._bind(entry)
         if entry.selftest is SelfTest.PENDING:
             self._larvals.run(
                 f"test {entry.alg.driver} #{entry.order}",
@@ -166,6 +170,13 @@ class Api:
                 self.timeout,
             )
         return entry.selftest in USABLE
+
+    def _bind(self, entry: Entry) -> None:
+        """Bind ``entry``'s rng record to this registry (``bind``), once."""
+        with self.table.cond:
+            if entry.unbound:
+                entry.alg = self.bind(entry.alg)
+                entry.unbound = False
 
     def _test(self, entry: Entry) -> None:
         if entry.selftest is not SelfTest.PENDING:
@@ -222,6 +233,11 @@ class Api:
 
 def _nothing(name: str) -> None:
     """The default hooks: nothing to build (set by the registry that composes an Api)."""
+
+
+def _same(alg: Algorithm) -> Algorithm:
+    """The default binding: the record as it is."""
+    return alg
 
 
 def alg_type(type: AlgType | str) -> AlgType:

@@ -18,13 +18,14 @@ from cryptoapi.registry.algapi import Batch, validate
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from cryptoapi.alg import Algorithm
     from cryptoapi.registry.larval import Larvals
     from cryptoapi.registry.manifest import Manifest
+    from cryptoapi.registry.sync import Monitor
 
-    RegisterBatch = Callable[[Batch], object]
+    RegisterBatches = Callable[[Sequence[Batch]], object]
 
 _ABSENT: set[str] = set()
 """Provider modules whose optional dependency is missing: they offer nothing, this process."""
@@ -33,21 +34,30 @@ _BATCHES: dict[str, Batch] = {}
 
 
 class Loader:
-    """Imports provider modules for one registry, each at most once."""
+    """Imports provider modules for one registry and registers each one's batch, once.
+
+    ``register`` inserts batches in one step (under ``lock``, the table's, which it takes
+    again: the lock is reentrant); a module counts as loaded in the same step, so a
+    provider two threads load at once, or one that ``load_all`` and a lookup both reach,
+    is registered once.
+    """
 
     def __init__(
         self,
         manifest: Manifest,
         larvals: Larvals,
-        register: RegisterBatch,
+        register: RegisterBatches,
         timeout: float,
         emit_load: Callable[[str, float, str], None] | None = None,
+        *,
+        lock: Monitor,
     ) -> None:
         self.manifest = manifest
         self._emit_load = emit_load
         self._larvals = larvals
         self._register = register
         self._timeout = timeout
+        self._lock = lock
         self._loaded: set[str] = set()
 
     def best_unloaded(self, name: str) -> int:
@@ -76,9 +86,12 @@ class Loader:
             self.ensure_loaded(module)
 
     def load_all(self) -> None:
-        """Import every provider in the manifest."""
-        for module in self.manifest.providers:
-            self.ensure_loaded(module)
+        """Import every provider in the manifest, and register all that were not yet in
+        one step (the kernel's ``crypto_register_algs``: one lock, one wake-up)."""
+        pending = [module for module in self.manifest.providers if module not in self._loaded]
+        if pending:
+            started = time.perf_counter() if self._emit_load is not None else 0.0
+            self._register_new([(module, batch_of(module)) for module in pending], started)
 
     def ensure_loaded(self, module: str) -> None:
         """Import ``module`` and register its records, once; concurrent askers wait."""
@@ -86,19 +99,30 @@ class Loader:
             self._larvals.run(f"load {module}", lambda: self._load(module), self._timeout)
 
     def _load(self, module: str) -> None:
-        if module in self._loaded:
-            return
-        started = time.perf_counter() if self._emit_load is not None else 0.0
-        batch = _BATCHES.get(module)
-        if batch is None:
-            algorithms = _algorithms_of(module)
-            for alg in algorithms:
-                validate(alg)
-            batch = _BATCHES[module] = Batch(algorithms)
-        self._register(batch)
-        self._loaded.add(module)
+        if module not in self._loaded:
+            started = time.perf_counter() if self._emit_load is not None else 0.0
+            self._register_new([(module, batch_of(module))], started)
+
+    def _register_new(self, loaded: list[tuple[str, Batch]], started: float) -> None:
+        """Register the batches of the modules in ``loaded`` not registered meanwhile."""
+        with self._lock:
+            fresh = [(module, batch) for module, batch in loaded if module not in self._loaded]
+            self._register([batch for _, batch in fresh])
+            self._loaded.update(module for module, _ in fresh)
         if self._emit_load is not None:  # the boot chart's provider bars
-            self._emit_load(module, started, "ok" if batch.algs else "absent")
+            for module, batch in fresh:
+                self._emit_load(module, started, "ok" if batch.algs else "absent")
+
+
+def batch_of(module: str) -> Batch:
+    """``module``'s records, imported, validated and ranked once per process."""
+    batch = _BATCHES.get(module)
+    if batch is None:
+        algorithms = _algorithms_of(module)
+        for alg in algorithms:
+            validate(alg)
+        batch = _BATCHES[module] = Batch(algorithms)
+    return batch
 
 
 def _algorithms_of(module: str) -> tuple[Algorithm, ...]:

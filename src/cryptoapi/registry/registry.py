@@ -81,12 +81,14 @@ class Registry:
         self._table = AlgTable(self.selftest.initial_state(), self._reserved, trace)
         larvals = Larvals(self._table.cond)
         self._loader = Loader(
-            self._manifest, larvals, self._insert, lookup_timeout, self._table.emit_load
-        )
+            self._manifest, larvals, self._insert, lookup_timeout, self._table.emit_load,
+            lock=self._table.cond,
+        )  # fmt: skip
         self._api = Api(self._table, self._loader, larvals, self.selftest, lookup_timeout)
         self._larvals = larvals
         self._boss_made: Algboss | None = None  # made when a template name is first asked
         self._api.build = self._build
+        self._api.bind = self._bound
         self._api.everything = self._everything
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
         self._random: Rng | None = None  # get_random_bytes's generator, made on first use
@@ -126,7 +128,7 @@ class Registry:
     def register(self, alg: Algorithm) -> None:
         """Register an implementation; raises AlgorithmExists on a name/driver collision."""
         validate(alg)
-        self._insert(Batch((alg,)), check_reserved=True)
+        self._insert((Batch((alg,)),), check_reserved=True)
 
     def register_template(self, template: Template) -> None:
         """Make ``template(args)`` names buildable in this registry."""
@@ -138,23 +140,21 @@ class Registry:
 
     def _register_built(self, alg: Algorithm) -> None:
         validate(alg)
-        self._insert(Batch((alg,)))
+        self._insert((Batch((alg,)),))
 
-    def _insert(self, batch: Batch, *, check_reserved: bool = False) -> None:
-        """One batch into the table; eager tests queued for it after the lock is gone."""
-        if any(alg.type is AlgType.RNG for alg in batch.algs):
-            batch = self._bound(batch)
-        entries = self._table.register(batch, check_reserved=check_reserved)
+    def _insert(self, batches: Iterable[Batch], *, check_reserved: bool = False) -> None:
+        """Batches into the table in one step; eager tests queued for them after."""
+        entries = self._table.register(batches, check_reserved=check_reserved)
         if self.selftest.at_registration and entries:
             self._api.submit_tests(entries)
 
-    def _bound(self, batch: Batch) -> Batch:
-        """The batch with each rng record that resolves its primitives in a registry (a
+    def _bound(self, alg: Algorithm) -> Algorithm:
+        """``alg`` (an rng record) with what resolves its primitives in a registry (a
         DRBG's hash or AES, :class:`~cryptoapi.transforms.rng.LookupRecipe`) bound to this
         one's lookup, so its transforms and its self-test run on this registry's best."""
         from cryptoapi.transforms.rng import bound
 
-        return Batch(bound(alg, self.lookup) for alg in batch.algs)
+        return bound(alg, self.lookup)
 
     def _reserved(self, alg: Algorithm) -> None:
         """AlgorithmExists if ``alg`` takes a driver or name a provider will register."""
