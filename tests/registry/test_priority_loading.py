@@ -112,3 +112,30 @@ def test_an_absent_optional_dependency_is_tried_once_per_process(absent_provider
         reg = Registry("off", manifest=manifest)
         assert reg.lookup("sha256").driver == "sha256-openssl"
     assert builtins.absent_provider_tries == 1
+
+
+FIRST_GCM = """
+    import sys
+    import cryptoapi
+    gcm = cryptoapi.alloc_aead("gcm(aes)")
+    gcm.setkey(bytes(16))
+    assert gcm.encrypt(bytes(12), b"", b"").hex() == "58e2fccefa7e3061367f1d57a4e7455a"
+    print(gcm.driver_name, "cryptoapi.templates.gcm" in sys.modules)
+"""
+
+
+def test_a_one_piece_driver_no_instance_can_outrank_answers_without_building_the_template():
+    """gcm-aes-openssl (300) ranks at the highest priority offered, so no gcm instance
+    (priority: the mean of its inner algorithms') could beat it: the template is not even
+    imported, as the kernel instantiates a template only for a name nothing answers. (The
+    tag is SP 800-38D / McGrew-Viega test case 1.)"""
+    assert run(FIRST_GCM, CRYPTOAPI_SELFTESTS="lazy") == ["gcm-aes-openssl", "False"]
+
+
+def test_an_inner_algorithm_above_every_provider_makes_the_template_instance_win():
+    registry = Registry(selftests="lazy")
+    fast = registry.lookup("aes-generic").replace(driver="aes-fast", priority=900)
+    registry.register(fast)
+    chosen = registry.lookup("gcm(aes)")
+    assert chosen.driver == "gcm(aes-fast)"
+    assert chosen.priority > registry.lookup("gcm-aes-openssl").priority

@@ -8,11 +8,17 @@ raw point x || y, with no SEC 1 0x04 prefix (``crypto/ecdh.c``); the shared secr
 A ``dh`` private key is the kernel's packed secret (:mod:`cryptoapi.transforms.dh_secret`).
 """
 
-from typing import Any
+from __future__ import annotations
 
 from cryptoapi.alg import AlgType
 from cryptoapi.errors import InvalidArgument
 from cryptoapi.transforms.dh_secret import HEADER_SIZE
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from typing import Any
+
 
 PUBLIC_SIZES: dict[str, int] = {"curve25519": 32, "ecdh-nist-p256": 64, "ecdh-nist-p384": 96}
 """Name -> the length of a public value (ECDH: x || y)."""

@@ -8,10 +8,16 @@ option 1 of SP 800-67; the kernel takes no two-key form), camellia 16, 24 or 32 
 §2.1), blowfish 4 to 56, cast5 5 to 16 (RFC 2144 §2.5: 40 to 128 bits in 8-bit steps).
 """
 
-from typing import Any
+from __future__ import annotations
 
 from cryptoapi.alg import AlgType
 from cryptoapi.errors import InvalidKey
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from typing import Any
+
 
 KEY_LENGTHS: dict[str, tuple[int, ...]] = {
     "des3_ede": (24,),

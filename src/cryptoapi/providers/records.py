@@ -12,12 +12,18 @@ start with the kernel's default when no key is set: no key for BLAKE2 (RFC 7693 
 kk = 0), the seed ``ff ff ff ff`` for crc32c, seed 0 for xxhash64.
 """
 
-from collections.abc import Callable
-from typing import Any
+from __future__ import annotations
 
 from cryptoapi.alg import Algorithm, AlgType
 from cryptoapi.providers.kpp_records import SHAPES as KPP_SHAPES
 from cryptoapi.providers.legacy_records import SHAPES as LEGACY_SHAPES
+
+TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 
 _AES_KEYS = {"min_keysize": 16, "max_keysize": 32}
 _CHACHA_KEY = {"min_keysize": 32, "max_keysize": 32}

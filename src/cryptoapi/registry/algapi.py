@@ -54,7 +54,9 @@ class Batch:
     their order by rank. A provider's batch is built once per process and reused by every
     registry that loads the provider (the records are module constants)."""
 
-    __slots__ = ("algs", "driver_order", "drivers", "has_base", "has_rng", "names", "ranked")
+    __slots__ = (
+        "algs", "driver_order", "drivers", "has_base", "has_rng", "names", "ranked", "top_priority",
+    )  # fmt: skip
 
     def __init__(self, algs: Iterable[Algorithm]) -> None:
         self.algs = tuple(algs)
@@ -72,6 +74,7 @@ class Batch:
         )
         self.has_base = any(not alg.inner for alg in self.algs)
         self.has_rng = any(alg.type is AlgType.RNG for alg in self.algs)
+        self.top_priority = max((alg.priority for alg in self.algs), default=0)
 
 
 def _static_rank(alg: Algorithm, index: int) -> tuple[int, bool, int]:
@@ -101,6 +104,7 @@ class AlgTable:
         }
         self.generation = 0  # bumped by every change; waiters compare it
         self.base_generation = 0  # bumped when an algorithm with no inner one arrives
+        self.top_priority = 0  # the highest priority ever registered (a bound, never lowered)
         self._initial = initial
         self._reserved = reserved
         self._trace = trace
@@ -159,6 +163,7 @@ class AlgTable:
                 else:
                     arriving[name] = ranked
             entries += made
+            self.top_priority = max(self.top_priority, batch.top_priority)
             if batch.has_base:
                 self.base_generation += 1  # a new inner algorithm may make instances better
         names = self.names

@@ -102,9 +102,10 @@ class Api:
         """The answer for ``name``, found the slow way (loading, building, testing)."""
         parsed = parse(name)
         self.loader.load_driver(name)
-        if parsed.is_template:
-            self.build(name)
         found = self._first_usable(name, type)
+        if parsed.is_template and not self._unbeatable(found, parsed.word):
+            self.build(name)
+            found = self._first_usable(name, type)
         if found is None and parsed.is_template:
             # The instance built from the best inner implementations failed its test:
             # build the others too, so the name still works if any combination passes.
@@ -114,6 +115,18 @@ class Api:
             what = f"{type} " if type else ""
             raise AlgorithmNotFound(f"no usable {what}algorithm or driver named {name!r}")
         return found
+
+    def _unbeatable(self, found: Algorithm | None, template: str) -> bool:
+        """Whether no instance of the project's ``template`` could rank above ``found``,
+        a one-piece implementation of its name (``gcm-aes-openssl`` for ``gcm(aes)``): an
+        instance's priority is the mean of its inner algorithms' (:func:`~cryptoapi.alg.
+        instance`), so never above the highest priority registered or offered, and a
+        one-piece driver wins a tie. Then the template is not built, as the kernel builds
+        one only for a name no registered algorithm answers. A template registered by a
+        user may rank its instances as it likes: it is always built."""
+        if found is None or template not in self.loader.manifest.templates:
+            return False
+        return found.priority >= max(self.table.top_priority, self.loader.manifest.top_priority)
 
     def _first_usable(self, name: str, type: AlgType | None) -> Algorithm | None:
         """The best usable candidate, importing the next provider of ``name`` whenever it

@@ -275,7 +275,9 @@ class Manifest:
     than everything else the registry does.
     """
 
-    __slots__ = ("by_driver", "by_name", "instances", "offers", "providers", "templates")
+    __slots__ = (
+        "by_driver", "by_name", "instances", "offers", "providers", "templates", "top_priority",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -298,6 +300,8 @@ class Manifest:
         self.offers: dict[str, tuple[tuple[int, str], ...]] = {
             name: tuple(sorted(found, key=_best_first)) for name, found in offers.items()
         }
+        self.top_priority = max((p for found in offers.values() for p, _ in found), default=0)
+        """The highest priority any provider offers (a bound on template instances')."""
         self.by_name: dict[str, tuple[str, ...]] = {
             name: tuple(module for _, module in found) for name, found in self.offers.items()
         }

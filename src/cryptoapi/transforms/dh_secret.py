@@ -16,7 +16,6 @@ subgroup, {1, p - 1}, so the range check suffices, RFC 7919 §5.1).
 """
 
 import struct
-from dataclasses import dataclass
 
 from cryptoapi.errors import InvalidArgument, InvalidKey
 
@@ -26,13 +25,17 @@ HEADER_SIZE = _HEADER.size
 MIN_P_BITS = 1536  # dh_check_params_length outside FIPS mode
 
 
-@dataclass(frozen=True, kw_only=True, repr=False)
 class DhGroupKey:
-    """A private exponent ``x`` in the group (``p``, ``g``); no repr (it holds the key)."""
+    """A private exponent ``x`` in the group (``p``, ``g``); no repr (it holds the key).
+    A plain class: ``dataclasses`` costs more to import than a first AEAD call, and every
+    provider's record table imports this module for the size of the packed header."""
 
-    x: int
-    p: int
-    g: int
+    __slots__ = ("g", "p", "x")
+
+    def __init__(self, *, x: int, p: int, g: int) -> None:
+        self.x = x
+        self.p = p
+        self.g = g
 
     @property
     def size(self) -> int:
