@@ -258,15 +258,21 @@ class Registry:
             return generate(n)
         return b"".join(generate(min(RNG_REQUEST, n - done)) for done in range(0, n, RNG_REQUEST))
 
-    def new_transform(self, alg: Algorithm) -> Any:
+    def new_transform(self, alg: Algorithm, *, alone: bool = False) -> Any:
         """A transform of exactly ``alg``, as users get it (with its fallback and any
-        ``CRYPTOAPI_FAULT`` injected), without a lookup: the fuzzer drives these."""
+        ``CRYPTOAPI_FAULT`` injected), without a lookup: the fuzzer drives these.
+        ``alone``: with no fallback, so a call ``alg`` cannot serve raises
+        :class:`~cryptoapi.transforms.base.Unserved` instead of another's answer."""
         if alg.driver in self._faults:
             from cryptoapi.selftest.fault import faulty
 
             alg = faulty(alg)
         if alg.type in (AlgType.SHASH, AlgType.KDF, AlgType.KPP, AlgType.RNG):
             return _transform(alg.type)(alg)
+        if alone:
+            from cryptoapi.transforms.base import no_fallback
+
+            return _transform(alg.type)(alg, no_fallback)
         return _transform(alg.type)(alg, lambda passed: self._api.fallback_core(alg, passed))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from cryptoapi.alg import AlgType
 from cryptoapi.errors import BadMessage, InvalidArgument, SelfTestFailed
+from cryptoapi.transforms.base import Unserved, no_fallback
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -23,15 +24,6 @@ if TYPE_CHECKING:
     from cryptoapi.selftest.vectors import Vector
 
     Runner = Callable[[Algorithm, Vector, Callable[[bytes], bytes]], None]
-
-
-class _Unserved(Exception):
-    """The implementation under test asked for a fallback (NeedFallback) on this vector."""
-
-
-def _no_fallback(passed: frozenset[str]) -> Algorithm:
-    """The fallback factory of a transform under test: none, so NeedFallback surfaces."""
-    raise _Unserved
 
 
 def _expect(alg: Algorithm, vector: Vector, what: str, got: bytes, want: str) -> None:
@@ -65,7 +57,7 @@ def run_cipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) ->
     """One block each way (fields: key, pt, ct)."""
     from cryptoapi.transforms.cipher import Cipher
 
-    tfm = Cipher(alg, _no_fallback)
+    tfm = Cipher(alg, no_fallback)
     tfm.setkey(_hex(vector, "key"))
     _expect(alg, vector, "encryption", out(tfm.encrypt(_hex(vector, "pt"))), vector["ct"])
     _expect(alg, vector, "decryption", out(tfm.decrypt(_hex(vector, "ct"))), vector["pt"])
@@ -75,7 +67,7 @@ def run_skcipher(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) 
     """Encrypt and decrypt a message (fields: key, iv, pt, ct)."""
     from cryptoapi.transforms.skcipher import Skcipher
 
-    tfm = Skcipher(alg, _no_fallback)
+    tfm = Skcipher(alg, no_fallback)
     tfm.setkey(_hex(vector, "key"))
     iv = _hex(vector, "iv")
     _expect(alg, vector, "encryption", out(tfm.encrypt(iv, _hex(vector, "pt"))), vector["ct"])
@@ -87,7 +79,7 @@ def run_aead(alg: Algorithm, vector: Vector, out: Callable[[bytes], bytes]) -> N
     authsize); a vector with ``"fail": true`` must be rejected with BadMessage."""
     from cryptoapi.transforms.aead import Aead
 
-    tfm = Aead(alg, _no_fallback)
+    tfm = Aead(alg, no_fallback)
     tfm.setkey(_hex(vector, "key"))
     if "authsize" in vector:
         tfm.setauthsize(int(vector["authsize"]))
@@ -206,7 +198,7 @@ def run_known_answers(alg: Algorithm, vectors: list[Vector], corrupt: bool) -> N
     for vector in mine:
         try:
             runner(alg, vector, out)
-        except _Unserved:
+        except Unserved:
             continue  # a parameter it lacks (NeedFallback): the next driver's to serve
         served += 1
     if not served:

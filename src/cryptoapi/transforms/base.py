@@ -38,6 +38,17 @@ class NeedFallback(Exception):
     caller's InvalidArgument carries the reason the last one gave."""
 
 
+class Unserved(Exception):  # not an error of the caller's: a refusal to serve
+    """What a transform made with :func:`no_fallback` raises where its implementation asks
+    for a fallback (NeedFallback): for callers that want that implementation's own answer
+    or none (its self-test; a fuzzing opinion, which must not vote with another's answer)."""
+
+
+def no_fallback(passed: frozenset[str]) -> Algorithm:
+    """A fallback factory that refuses: the transform's call raises :class:`Unserved`."""
+    raise Unserved
+
+
 def check_buffer(value: Buffer, what: str) -> Buffer:
     """Reject ``str`` (and anything else without the buffer protocol) with TypeError; a
     memoryview of wider items comes back as a view of its bytes, so lengths count bytes."""

@@ -12,14 +12,21 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from cryptoapi.alg import Algorithm, AlgType
 from cryptoapi.errors import BadMessage, CryptoError
 from cryptoapi.selftest.fuzz.cases import Case, case_random, make_case
+from cryptoapi.transforms.base import Unserved
 
 Outcome = tuple[str, bytes]
-NewTransform = Callable[[Algorithm], Any]
+
+
+class NewTransform(Protocol):
+    """How the fuzzer makes a transform of exactly ``alg`` (the registry's
+    ``new_transform``); ``alone``: without a fallback (``Unserved`` where it cannot serve)."""
+
+    def __call__(self, alg: Algorithm, *, alone: bool = False) -> Any: ...
 
 
 class Inconsistent(Exception):
@@ -233,10 +240,12 @@ class FuzzResult:
         }
 
 
-def _opinion(new: NewTransform, alg: Algorithm, case: Case) -> Outcome | str:
+def _opinion(
+    new: NewTransform, alg: Algorithm, case: Case, *, alone: bool = False
+) -> Outcome | str:
     """What ``alg`` answers on ``case``, or (a string) why it disagrees with itself."""
     try:
-        return run_case(new(alg), alg, case)
+        return run_case(new(alg, alone=alone), alg, case)
     except Inconsistent as error:
         return f"inconsistent: {error}"
 
@@ -265,10 +274,15 @@ def odd_one_out(
     Each gets its own verdict: one inconsistent with itself (its decryption does not undo
     its encryption) casts no vote and is named as such; the odd ones out are those whose
     answer is not the one more than half of all of them give."""
-    voters = list({alg.driver: alg for alg in (impl, ref, *others)}.values())
+    named = list({alg.driver: alg for alg in (impl, ref, *others)}.values())
+    if len(named) < 3:
+        return ""
+    answers = {alg.driver: _vote(new, alg, case) for alg in named}
+    # One that cannot serve the case itself (a partial driver) abstains: its fallback
+    # would answer in its place, and that library would vote twice.
+    voters = [alg for alg in named if answers[alg.driver] is not ABSTAINS]
     if len(voters) < 3:
         return ""
-    answers = {alg.driver: _opinion(new, alg, case) for alg in voters}
     tally = Counter(answer for answer in answers.values() if not isinstance(answer, str))
     if tally:
         answer, votes = tally.most_common(1)[0]
@@ -276,6 +290,18 @@ def odd_one_out(
             odd = [alg for alg in voters if answers[alg.driver] != answer]
             return f"odd one out: {_named(odd, answers)} ({votes} of {len(voters)} agree)"
     return f"no majority among {len(voters)}: {_named(voters, answers)}"
+
+
+ABSTAINS = "abstains"
+"""The vote of an implementation that cannot serve the case on its own."""
+
+
+def _vote(new: NewTransform, alg: Algorithm, case: Case) -> Outcome | str:
+    """``alg``'s own answer on ``case``, with no fallback: ABSTAINS where it needs one."""
+    try:
+        return _opinion(new, alg, case, alone=True)
+    except Unserved:
+        return ABSTAINS
 
 
 def _named(algs: list[Algorithm], answers: dict[str, Outcome | str]) -> str:

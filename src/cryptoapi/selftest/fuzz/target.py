@@ -19,8 +19,9 @@ class FuzzTarget(Protocol):
         """The implementation ``name`` resolves to."""
         ...
 
-    def new_transform(self, alg: Algorithm) -> Any:
-        """A transform of exactly ``alg``, as users get it."""
+    def new_transform(self, alg: Algorithm, *, alone: bool = False) -> Any:
+        """A transform of exactly ``alg``, as users get it (``alone``: without a fallback,
+        raising ``Unserved`` where ``alg`` cannot serve a call)."""
         ...
 
     def algorithms(self) -> list[AlgInfo]:
