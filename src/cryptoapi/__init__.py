@@ -165,7 +165,7 @@ def _registry() -> "Registry":
 
 def alloc_shash(name: str) -> "Shash":
     """A hash or MAC transform from the default registry (``sha256``, ``hmac(sha256)``)."""
-    return _registry().alloc_shash(name)
+    return (_default or _registry()).alloc_shash(name)
 
 
 def alloc_cipher(name: str) -> "Cipher":

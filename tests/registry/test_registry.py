@@ -287,3 +287,24 @@ def test_import_is_lazy():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_an_unkeyed_hash_transform_is_shared_a_keyed_one_never():
+    reg = Registry("lazy")
+    first = reg.alloc_shash("sha256")
+    assert reg.alloc_shash("sha256") is first  # no state to keep apart: one read per alloc
+    assert first.digest(b"abc") == reg.alloc_shash("sha256").digest(b"abc")
+    assert reg.alloc_shash("hmac(sha256)") is not reg.alloc_shash("hmac(sha256)")
+    assert reg.alloc_shash("blake2b-256") is not reg.alloc_shash("blake2b-256")  # optional key
+    with pytest.raises(InvalidArgument):
+        first.setkey(b"k")  # and it cannot be given any
+
+
+def test_a_shared_transform_follows_a_better_registration():
+    reg = Registry("off")
+    before = reg.alloc_shash("sha256")
+    better = reg.lookup("sha256-generic").replace(driver="sha256-better", priority=900)
+    reg.register(better)
+    after = reg.alloc_shash("sha256")
+    assert (before.driver_name, after.driver_name) == ("sha256-openssl", "sha256-better")
+    assert reg.alloc_shash("sha256") is after

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterable
 
     from cryptoapi.registry.trace import TraceEvent
+    from cryptoapi.transforms.shash import Shash
 
     Trace = Callable[[TraceEvent], None]
 
@@ -102,6 +103,8 @@ class AlgTable:
         self.resolved: dict[AlgType | None, dict[str, Algorithm]] = {
             kind: {} for kind in (None, *AlgType)
         }
+        # name -> the one transform of an unkeyed hash, shared (it holds no state)
+        self.shared: dict[str, Shash] = {}
         self.generation = 0  # bumped by every change; waiters compare it
         self.base_generation = 0  # bumped when an algorithm with no inner one arrives
         self.top_priority = 0  # the highest priority ever registered (a bound, never lowered)
@@ -203,6 +206,7 @@ class AlgTable:
         """Drop every cached answer and wake every waiter (lock held)."""
         for resolved in self.resolved.values():
             resolved.clear()
+        self.shared.clear()
         self.generation += 1
         self.cond.notify_all()
 

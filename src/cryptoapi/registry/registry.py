@@ -91,6 +91,7 @@ class Registry:
         self._api.bind = self._bound
         self._api.everything = self._everything
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
+        self._shared_shash = self._table.shared
         self._random: Rng | None = None  # get_random_bytes's generator, made on first use
         if self.selftest.mode is Mode.FULL:
             self._join_fuzzer()
@@ -218,11 +219,25 @@ class Registry:
     # -- allocation (api) -------------------------------------------------------------
 
     def alloc_shash(self, name: str) -> Shash:
-        """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``)."""
+        """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``).
+
+        An unkeyed hash's transform holds no state (every digest starts afresh, ``init``
+        returns a new running hash, ``setkey`` is refused), so the current answer's is made
+        once and shared, as hashlib's constructors are: a repeated ``alloc_shash("sha256")``
+        is one dict read. A keyed one (a MAC, or a hash whose key is optional) is new each
+        time, since it will hold a key."""
+        shared = self._shared_shash.get(name)
+        if shared is not None:
+            return shared
         alg = self._resolved_shash.get(name) or self._api.resolve(name, AlgType.SHASH)
         if self._faults:
             return self.new_transform(alg)  # type: ignore[no-any-return]
-        return Shash(alg)
+        transform = Shash(alg)
+        if not alg.keyed:
+            with self._table.cond:  # shared only while ``alg`` is still the answer
+                if self._resolved_shash.get(name) is alg:
+                    self._shared_shash[name] = transform
+        return transform
 
     def alloc_cipher(self, name: str) -> Cipher:
         """A single-block cipher transform (``aes``)."""
