@@ -50,20 +50,27 @@ class Kdf(Transform):
 
     def setkey(self, key: Buffer, **options: Any) -> None:
         """Set the key derivation key (HKDF: the input keying material, plus ``salt``)."""
-        key = check_buffer(key, "key")
+        if type(key) is not bytes:  # bytes pass as they are: the common case, checked fast
+            key = bytes(check_buffer(key, "key"))
         if not key:
             raise InvalidKey(f"{self.alg_name}: the key must not be empty")
-        extra = {name: bytes(check_buffer(value, name)) for name, value in options.items()}
-        self._primary.setkey(bytes(key), **extra)
+        for name, value in options.items():  # ``options`` is this call's own dict
+            if type(value) is not bytes:
+                options[name] = bytes(check_buffer(value, name))
+        self._primary.setkey(key, **options)
         self._core = self._primary
 
     def derive(self, fixed_input: Buffer, length: int, **options: Any) -> bytes:
         """``length`` bytes derived from the key and ``fixed_input`` (HKDF: ``info``)."""
-        fixed_input = check_buffer(fixed_input, "fixed_input")
-        check_int(length, "length")
+        if type(fixed_input) is not bytes:
+            fixed_input = bytes(check_buffer(fixed_input, "fixed_input"))
+        if type(length) is not int:
+            check_int(length, "length")
         if not 0 < length <= MAX_OUTPUT:  # before the core runs a single PRF call
             self._bad_length(length)
-        return self._core.derive(bytes(fixed_input), length, **options)  # type: ignore[no-any-return]
+        if options:
+            return self._core.derive(fixed_input, length, **options)  # type: ignore[no-any-return]
+        return self._core.derive(fixed_input, length)  # type: ignore[no-any-return]
 
     def verify(self, fixed_input: Buffer, expected: Buffer, **options: Any) -> None:
         """Check that ``expected`` is ``derive(fixed_input, len(expected), **options)``.
