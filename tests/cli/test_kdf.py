@@ -53,7 +53,7 @@ def test_rfc5869_with_salt_and_json(capsys):
     assert record == {
         "schema": 1,
         "name": "hkdf(hmac(sha256))",
-        "driver": "hkdf(hmac(sha256-openssl))",
+        "driver": "hkdf-hmac-sha256-openssl",
         "provider": "openssl",
         "okm": RFC5869_OKM,
     }

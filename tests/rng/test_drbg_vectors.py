@@ -32,7 +32,7 @@ GENERIC_ONLY = (
     "sha512-pycryptodome,aes-openssl,aes-pycryptodome,ecb-aes-openssl,cbc-aes-openssl,"
     "ctr-aes-openssl,cbc-aes-pycryptodome,ctr-aes-pycryptodome,sha256-sodium,sha512-sodium,"
     "sha256-wolfcrypt,sha384-wolfcrypt,sha512-wolfcrypt,aes-wolfcrypt,cbc-aes-wolfcrypt,"
-    "ctr-aes-wolfcrypt"
+    "ctr-aes-wolfcrypt,hmac-sha256-sodium,hmac-sha512-sodium"
 )
 
 

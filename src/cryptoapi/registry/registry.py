@@ -34,12 +34,13 @@ TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib;
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from typing import Any
+    from typing import Any, TypeVar
 
     from cryptoapi.alg import AlgInfo, Algorithm, Template
     from cryptoapi.registry.algboss import Algboss
     from cryptoapi.registry.trace import TraceEvent
     from cryptoapi.transforms.aead import Aead
+    from cryptoapi.transforms.base import FallbackFactory
     from cryptoapi.transforms.cipher import Cipher
     from cryptoapi.transforms.kdf import Kdf
     from cryptoapi.transforms.kpp import Kpp
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from cryptoapi.transforms.skcipher import Skcipher
 
     Trace = Callable[[TraceEvent], None]
+    T = TypeVar("T")
 
 DEFAULT_LOOKUP_TIMEOUT = 60.0
 RNG_REQUEST = 1 << 16  # the most bytes one DRBG request returns (SP 800-90A: 2^19 bits)
@@ -231,7 +233,7 @@ class Registry:
             return shared
         alg = self._resolved_shash.get(name) or self._api.resolve(name, AlgType.SHASH)
         if self._faults:
-            return self.new_transform(alg)  # type: ignore[no-any-return]
+            return Shash(self._faulted(alg))
         transform = Shash(alg)
         if not alg.keyed:
             with self._table.cond:  # shared only while ``alg`` is still the answer
@@ -241,27 +243,39 @@ class Registry:
 
     def alloc_cipher(self, name: str) -> Cipher:
         """A single-block cipher transform (``aes``)."""
-        return self.new_transform(self.lookup(name, AlgType.CIPHER))  # type: ignore[no-any-return]
+        from cryptoapi.transforms.cipher import Cipher
+
+        return self._keyed(Cipher, self.lookup(name, AlgType.CIPHER))
 
     def alloc_skcipher(self, name: str) -> Skcipher:
         """A whole-message cipher transform (``cbc(aes)``, ``xts(aes)``, ``chacha20``)."""
-        return self.new_transform(self.lookup(name, AlgType.SKCIPHER))  # type: ignore[no-any-return]
+        from cryptoapi.transforms.skcipher import Skcipher
+
+        return self._keyed(Skcipher, self.lookup(name, AlgType.SKCIPHER))
 
     def alloc_aead(self, name: str) -> Aead:
         """An AEAD transform (``gcm(aes)``, ``rfc4106(gcm(aes))``, ``xchacha20poly1305``)."""
-        return self.new_transform(self.lookup(name, AlgType.AEAD))  # type: ignore[no-any-return]
+        from cryptoapi.transforms.aead import Aead
+
+        return self._keyed(Aead, self.lookup(name, AlgType.AEAD))
 
     def alloc_kdf(self, name: str) -> Kdf:
         """A key-derivation transform (``kdf108ctr(hmac(sha256))``, ``hkdf(hmac(sha256))``)."""
-        return self.new_transform(self.lookup(name, AlgType.KDF))  # type: ignore[no-any-return]
+        from cryptoapi.transforms.kdf import Kdf
+
+        return Kdf(self._faulted(self.lookup(name, AlgType.KDF)))
 
     def alloc_kpp(self, name: str) -> Kpp:
         """A key-agreement transform (``curve25519``, ``ecdh-nist-p256``, ``ffdhe2048(dh)``)."""
-        return self.new_transform(self.lookup(name, AlgType.KPP))  # type: ignore[no-any-return]
+        from cryptoapi.transforms.kpp import Kpp
+
+        return Kpp(self._faulted(self.lookup(name, AlgType.KPP)))
 
     def alloc_rng(self, name: str) -> Rng:
         """A random number generator (``stdrng``, ``drbg_nopr_hmac_sha256``, ...)."""
-        return self.new_transform(self.lookup(name, AlgType.RNG))  # type: ignore[no-any-return]
+        from cryptoapi.transforms.rng import Rng
+
+        return Rng(self._faulted(self.lookup(name, AlgType.RNG)))
 
     def get_random_bytes(self, n: int) -> bytes:
         """``n`` bytes from this registry's ``stdrng``, a DRBG seeded from os.urandom,
@@ -278,17 +292,27 @@ class Registry:
         ``CRYPTOAPI_FAULT`` injected), without a lookup: the fuzzer drives these.
         ``alone``: with no fallback, so a call ``alg`` cannot serve raises
         :class:`~cryptoapi.transforms.base.Unserved` instead of another's answer."""
-        if alg.driver in self._faults:
-            from cryptoapi.selftest.fault import faulty
-
-            alg = faulty(alg)
+        cls = _transform(alg.type)
         if alg.type in (AlgType.SHASH, AlgType.KDF, AlgType.KPP, AlgType.RNG):
-            return _transform(alg.type)(alg)
+            return cls(self._faulted(alg))
         if alone:
             from cryptoapi.transforms.base import no_fallback
 
-            return _transform(alg.type)(alg, no_fallback)
-        return _transform(alg.type)(alg, lambda passed: self._api.fallback_core(alg, passed))
+            return cls(self._faulted(alg), no_fallback)
+        return self._keyed(cls, alg)
+
+    def _keyed(self, cls: Callable[[Algorithm, FallbackFactory], T], alg: Algorithm) -> T:
+        """A keyed transform of ``alg`` whose fallback is the next usable implementation."""
+        alg = self._faulted(alg)
+        return cls(alg, lambda passed: self._api.fallback_core(alg, passed))
+
+    def _faulted(self, alg: Algorithm) -> Algorithm:
+        """``alg``, misbehaving by the fault rule if ``CRYPTOAPI_FAULT`` names it."""
+        if alg.driver not in self._faults:
+            return alg
+        from cryptoapi.selftest.fault import faulty
+
+        return faulty(alg)
 
 
 def _faults_from_env() -> frozenset[str]:

@@ -9,17 +9,17 @@ the name, so one-piece drivers and template instances refuse exactly the same in
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument
 from cryptoapi.names import parse
 from cryptoapi.transforms.base import (
-    KeyedTransform,
     NeedFallback,
     check_buffer,
     check_int,
 )
+from cryptoapi.transforms.keyed import KeyedTransform
 
 TYPE_CHECKING = False  # mypy sets it true
 
@@ -56,7 +56,7 @@ class AeadCore(Protocol):
     def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes: ...
 
 
-class Aead(KeyedTransform):
+class Aead(KeyedTransform[AeadCore]):
     """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``)."""
 
     __slots__ = ("_assocsizes", "_ivmax", "_ivmin", "authsize")
@@ -90,7 +90,7 @@ class Aead(KeyedTransform):
                 core.setauthsize(authsize)
         self.authsize = authsize
 
-    def _configure(self, core: Any) -> None:
+    def _configure(self, core: AeadCore) -> None:
         core.setauthsize(self.authsize)
 
     # The per-message methods keep the common case (bytes in, the IV in range, any assoc
@@ -106,9 +106,9 @@ class Aead(KeyedTransform):
         if self._assocsizes and len(assoc) not in self._assocsizes:
             self._bad_assoc(assoc)
         try:
-            return self._core.encrypt(iv, plaintext, assoc)  # type: ignore[no-any-return]
+            return self._core.encrypt(iv, plaintext, assoc)
         except NeedFallback as reason:
-            return self._serve_by_backup("encrypt", reason, iv, plaintext, assoc)  # type: ignore[no-any-return]
+            return self._serve_by_backup(lambda core: core.encrypt(iv, plaintext, assoc), reason)
 
     def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
         """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
@@ -123,9 +123,9 @@ class Aead(KeyedTransform):
                 f"{self.alg_name}: {len(data)} bytes cannot hold a {self.authsize}-byte tag"
             )
         try:
-            return self._core.decrypt(iv, data, assoc)  # type: ignore[no-any-return]
+            return self._core.decrypt(iv, data, assoc)
         except NeedFallback as reason:
-            return self._serve_by_backup("decrypt", reason, iv, data, assoc)  # type: ignore[no-any-return]
+            return self._serve_by_backup(lambda core: core.decrypt(iv, data, assoc), reason)
 
     @staticmethod
     def _normalize(iv: Buffer, data: Buffer, assoc: Buffer) -> tuple[bytes, Buffer, Buffer]:

@@ -1,12 +1,7 @@
-"""What every transform shares (names, sizes, a repr and a refusal to be pickled), and what
-the keyed transforms (cipher, skcipher, aead) add: input checks, and serving a call from the
-next implementation when the fastest one lacks a parameter.
-
-An implementation raises :class:`NeedFallback` for a parameter it does not support (OpenSSL
-has no AES-192-XTS and limits GCM IV lengths); the transform then keys the next
-implementation of the same name and lets it serve, as the kernel's NEED_FALLBACK drivers
-do, so the name works for every valid input. ``serving_driver`` names the one holding the
-key.
+"""What every transform shares: names, sizes, a repr, a refusal to be pickled, input
+checks, and :class:`NeedFallback`, which an implementation raises for a parameter it does
+not support (the keyed transforms of :mod:`cryptoapi.transforms.keyed` then serve the call
+from the next implementation of the name).
 
 No transform and no running hash can be pickled or copied with :mod:`copy`: either may hold a
 key, and a pickle of one is that key, usable, in a file or a message queue (a keyed
@@ -16,7 +11,7 @@ the same way.
 
 from __future__ import annotations
 
-from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, InvalidKey
+from cryptoapi.errors import InvalidArgument
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -143,117 +138,3 @@ class WithKeySizes(Transform):
     @property
     def max_keysize(self) -> int:
         return self._alg.max_keysize
-
-
-class KeyedTransform(WithKeySizes):
-    """Key checks and the fallback dance; subclasses add the type's operations."""
-
-    __slots__ = ("_backup", "_backup_driver", "_core", "_fallback", "_key", "_primary")
-
-    def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
-        self._alg = alg
-        self._primary: Any = alg.create()
-        self._core: Any = NO_KEY
-        self._fallback = fallback
-        self._backup: Any = None
-        self._backup_driver = ""
-        self._key = b""
-
-    @property
-    def serving_driver(self) -> str:
-        """The driver whose implementation holds the current key and serves the calls.
-
-        ``driver_name`` unless that implementation refused the key (:class:`NeedFallback`)
-        and the next implementation of the name took it: under OpenSSL, which has no
-        AES-192-XTS, ``xts(aes)`` with a 48-byte key is served by ``xts(aes-generic)`` or
-        pycryptodome's driver. Before any key is set, ``driver_name``, the one tried first.
-        A single call the key's driver cannot serve (a GCM IV length OpenSSL refuses) is
-        handed to the next implementation without changing this.
-        """
-        if self._backup is not None and self._core is self._backup:
-            return self._backup_driver
-        return self.driver_name
-
-    def setkey(self, key: Buffer) -> None:
-        """Set the key; an invalid key raises InvalidKey and leaves the old key in place."""
-        key = bytes(check_buffer(key, "key"))
-        if not self._alg.min_keysize <= len(key) <= self._alg.max_keysize:
-            raise InvalidKey(
-                f"{self.alg_name}: a {len(key)}-byte key is not accepted "
-                f"({self._alg.min_keysize} to {self._alg.max_keysize} bytes)"
-            )
-        try:
-            self._primary.setkey(key)
-            core = self._primary
-        except NeedFallback as reason:
-            core = self._keyed_backup(key, reason)
-        self._key = key
-        self._core = core
-
-    def _keyed_backup(
-        self, key: bytes, reason: NeedFallback, passed: set[str] | None = None
-    ) -> Any:
-        """The next implementation that takes ``key``, keyed and configured like this
-        transform: the current backup, else the next ones in priority order (a backup may
-        be partial too, unlike the kernel's fallbacks: each one that raises NeedFallback is
-        added to ``passed`` and passed over); none left: InvalidArgument, the last reason."""
-        passed = set() if passed is None else passed
-        while True:
-            backup = self._backup_for(reason, passed)
-            try:
-                backup.setkey(key)
-            except NeedFallback as last:
-                reason = self._pass_over(last, passed)
-                continue
-            return backup
-
-    def _backup_for(self, reason: NeedFallback, passed: set[str]) -> Any:
-        """The current backup, or a core of the next implementation not yet passed over."""
-        if self._backup is None:
-            self._backup = self._next_implementation(reason, frozenset(passed))
-            self._configure(self._backup)
-        return self._backup
-
-    def _pass_over(self, reason: NeedFallback, passed: set[str]) -> NeedFallback:
-        """Drop the backup that could not serve (for ``reason``) so the next one is asked."""
-        passed.add(self._backup_driver)
-        self._backup = None
-        return reason
-
-    def _next_implementation(self, reason: NeedFallback, passed: frozenset[str]) -> Any:
-        """A core of the next implementation of the name (not one of ``passed``), or
-        InvalidArgument giving ``reason`` when there is none (a bad parameter, not a failed
-        lookup, to the caller)."""
-        try:
-            made = self._fallback(passed) if self._fallback is not None else None
-        except AlgorithmNotFound:
-            made = None
-        if made is not None and made.driver in passed:
-            made = None  # a factory offering one passed over again has nothing new
-        if made is None:
-            if passed:
-                raise InvalidArgument(_said(reason, self.alg_name))
-            alone = f"{self.driver_name} cannot serve this and is the only {self.alg_name}"
-            raise InvalidArgument(str(reason) or alone)
-        self._backup_driver = made.driver
-        return made.create()
-
-    def _serve_by_backup(self, operation: str, reason: NeedFallback, *args: Any) -> Any:
-        """Run one call the primary could not serve (for ``reason``) on the first backup
-        that can; InvalidArgument, in the last one's words, if none can."""
-        passed: set[str] = set()
-        while True:
-            backup = self._keyed_backup(self._key, reason, passed)
-            try:
-                return getattr(backup, operation)(*args)
-            except NeedFallback as last:
-                reason = self._pass_over(last, passed)
-
-    def _configure(self, core: Any) -> None:
-        """Apply per-transform settings (an AEAD's authsize) to a newly made core."""
-
-
-def _said(reason: NeedFallback, alg_name: str) -> str:
-    """What the last implementation asked gave as its reason, so the caller reads the words
-    the generic one would use; a stand-in if it gave none."""
-    return str(reason) or f"no implementation of {alg_name} serves this"

@@ -9,7 +9,8 @@ from typing import Protocol
 
 from cryptoapi.alg import Buffer
 from cryptoapi.errors import InvalidArgument
-from cryptoapi.transforms.base import KeyedTransform, check_buffer
+from cryptoapi.transforms.base import check_buffer
+from cryptoapi.transforms.keyed import KeyedTransform
 
 
 class CipherCore(Protocol):
@@ -20,16 +21,16 @@ class CipherCore(Protocol):
     def decrypt_blocks(self, data: Buffer, /) -> bytes: ...
 
 
-class Cipher(KeyedTransform):
+class Cipher(KeyedTransform[CipherCore]):
     """A single-block cipher transform, as ``alloc_cipher(name)`` returns it."""
 
     __slots__ = ()
 
     def encrypt(self, block: Buffer) -> bytes:
-        return self._core.encrypt_block(self._check(block))  # type: ignore[no-any-return]
+        return self._core.encrypt_block(self._check(block))
 
     def decrypt(self, block: Buffer) -> bytes:
-        return self._core.decrypt_block(self._check(block))  # type: ignore[no-any-return]
+        return self._core.decrypt_block(self._check(block))
 
     def _check(self, block: Buffer) -> Buffer:
         block = check_buffer(block, "block")

@@ -45,8 +45,8 @@ class Kdf(Transform):
 
     def __init__(self, alg: Algorithm) -> None:
         self._alg = alg
-        self._primary: Any = alg.create()
-        self._core: Any = NO_KEY
+        self._primary: KdfCore = alg.create()
+        self._core: KdfCore = NO_KEY
 
     def setkey(self, key: Buffer, **options: Any) -> None:
         """Set the key derivation key (HKDF: the input keying material, plus ``salt``)."""
@@ -69,8 +69,8 @@ class Kdf(Transform):
         if not 0 < length <= MAX_OUTPUT:  # before the core runs a single PRF call
             self._bad_length(length)
         if options:
-            return self._core.derive(fixed_input, length, **options)  # type: ignore[no-any-return]
-        return self._core.derive(fixed_input, length)  # type: ignore[no-any-return]
+            return self._core.derive(fixed_input, length, **options)
+        return self._core.derive(fixed_input, length)
 
     def verify(self, fixed_input: Buffer, expected: Buffer, **options: Any) -> None:
         """Check that ``expected`` is ``derive(fixed_input, len(expected), **options)``.

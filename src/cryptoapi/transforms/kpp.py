@@ -16,7 +16,7 @@ A key-agreement transform holds its private key: it cannot be pickled or copied 
 :mod:`copy`, and its ``repr`` names only the algorithm and driver.
 """
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import InvalidKey
@@ -37,8 +37,8 @@ class Kpp(WithKeySizes):
 
     def __init__(self, alg: Algorithm) -> None:
         self._alg = alg
-        self._primary: Any = alg.create()
-        self._core: Any = NO_KEY
+        self._primary: KppCore = alg.create()
+        self._core: KppCore = NO_KEY
 
     def setkey(self, private: Buffer | None) -> None:
         """Set the private key; ``None`` generates a fresh one (from ``os.urandom`` or the
@@ -59,10 +59,10 @@ class Kpp(WithKeySizes):
 
     def public_key(self) -> bytes:
         """This side's public value, to send to the peer."""
-        return self._core.public_key()  # type: ignore[no-any-return]
+        return self._core.public_key()
 
     def shared_secret(self, peer_public: Buffer) -> bytes:
         """The secret agreed with ``peer_public``; InvalidArgument if it is not a valid
         public value of the algorithm (no secret is returned then)."""
         peer = bytes(check_buffer(peer_public, "peer public key"))
-        return self._core.shared_secret(peer)  # type: ignore[no-any-return]
+        return self._core.shared_secret(peer)

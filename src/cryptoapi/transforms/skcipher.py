@@ -9,7 +9,8 @@ from typing import Protocol
 
 from cryptoapi.alg import Buffer
 from cryptoapi.errors import InvalidArgument
-from cryptoapi.transforms.base import KeyedTransform, NeedFallback, check_buffer
+from cryptoapi.transforms.base import NeedFallback, check_buffer
+from cryptoapi.transforms.keyed import KeyedTransform
 
 
 class SkcipherCore(Protocol):
@@ -18,7 +19,7 @@ class SkcipherCore(Protocol):
     def decrypt(self, iv: bytes, data: Buffer, /) -> bytes: ...
 
 
-class Skcipher(KeyedTransform):
+class Skcipher(KeyedTransform[SkcipherCore]):
     """A symmetric cipher over whole messages, as ``alloc_skcipher(name)`` returns it."""
 
     __slots__ = ()
@@ -30,16 +31,16 @@ class Skcipher(KeyedTransform):
     def encrypt(self, iv: Buffer, data: Buffer) -> bytes:
         iv, data = self._check(iv, data)
         try:
-            return self._core.encrypt(iv, data)  # type: ignore[no-any-return]
+            return self._core.encrypt(iv, data)
         except NeedFallback as reason:
-            return self._serve_by_backup("encrypt", reason, iv, data)  # type: ignore[no-any-return]
+            return self._serve_by_backup(lambda core: core.encrypt(iv, data), reason)
 
     def decrypt(self, iv: Buffer, data: Buffer) -> bytes:
         iv, data = self._check(iv, data)
         try:
-            return self._core.decrypt(iv, data)  # type: ignore[no-any-return]
+            return self._core.decrypt(iv, data)
         except NeedFallback as reason:
-            return self._serve_by_backup("decrypt", reason, iv, data)  # type: ignore[no-any-return]
+            return self._serve_by_backup(lambda core: core.decrypt(iv, data), reason)
 
     def _check(self, iv: Buffer, data: Buffer) -> tuple[bytes, Buffer]:
         iv = check_buffer(iv, "iv")
