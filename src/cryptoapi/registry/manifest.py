@@ -270,15 +270,13 @@ by their driver name they are built, fail their test and are never used."""
 class Manifest:
     """The provider and template tables with their reverse indexes.
 
-    ``by_name`` lists the modules offering a name best first (by the priority of their
-    driver of that name, then table order); a plain class, not a dataclass, because it is
-    built on the path to the first digest, where importing ``dataclasses`` costs more
-    than everything else the registry does.
+    ``offers`` lists, per name, the modules offering it best first (by the priority of
+    their driver of that name, then table order); ``by_driver`` the module of each driver.
+    A plain class, not a dataclass, because it is built on the path to the first digest,
+    where importing ``dataclasses`` costs more than everything else the registry does.
     """
 
-    __slots__ = (
-        "by_driver", "by_name", "instances", "offers", "providers", "templates", "top_priority",
-    )  # fmt: skip
+    __slots__ = ("by_driver", "instances", "offers", "providers", "templates", "top_priority")
 
     def __init__(
         self,
@@ -292,27 +290,31 @@ class Manifest:
         self.instances = instances
         known = PRIORITIES if priorities is None else priorities
         offers: dict[str, list[tuple[int, str]]] = {}
-        self.by_driver: dict[str, str] = {}
+        by_driver: dict[str, str] = {}
         for module, pairs in self.providers.items():
+            default = known.get(module, 0)
             for name, driver in pairs:
-                priority = PARTIAL.get(driver, known.get(module, 0))
-                offers.setdefault(name, []).append((priority, module))
-                self.by_driver[driver] = module
+                by_driver[driver] = module
+                offer = (PARTIAL.get(driver, default), module)
+                found = offers.get(name)
+                if found is None:
+                    offers[name] = [offer]
+                else:
+                    found.append(offer)
+        self.by_driver = by_driver
         self.offers: dict[str, tuple[tuple[int, str], ...]] = {
-            name: tuple(sorted(found, key=_best_first)) for name, found in offers.items()
+            name: tuple(found) if len(found) == 1 else tuple(sorted(found, key=_best_first))
+            for name, found in offers.items()
         }
         self.top_priority = max((p for found in offers.values() for p, _ in found), default=0)
         """The highest priority any provider offers (a bound on template instances')."""
-        self.by_name: dict[str, tuple[str, ...]] = {
-            name: tuple(module for _, module in found) for name, found in self.offers.items()
-        }
 
     def modules_for(self, name_or_driver: str) -> tuple[str, ...]:
         """The provider modules that can register ``name_or_driver``, best first."""
         module = self.by_driver.get(name_or_driver)
         if module is not None:
             return (module,)
-        return self.by_name.get(name_or_driver, ())
+        return tuple(module for _, module in self.offers.get(name_or_driver, ()))
 
     def priority_of(self, module: str, name: str) -> int:
         """The priority of ``module``'s driver of ``name`` (-1 if it offers none)."""
