@@ -20,7 +20,7 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 OURS = {
     "cryptoapi", "cryptoapi.errors", "cryptoapi._strenum", "cryptoapi.alg", "cryptoapi.names",
     "cryptoapi.registry", "cryptoapi.registry.registry", "cryptoapi.registry.algapi",
-    "cryptoapi.registry.api", "cryptoapi.registry.larval", "cryptoapi.registry.sync",
+    "cryptoapi.registry.api", "cryptoapi.registry.sync",
     "cryptoapi.registry.manifest", "cryptoapi.registry.modules",
     "cryptoapi.selftest", "cryptoapi.selftest.kat", "cryptoapi.selftest.manager",
     "cryptoapi.selftest.vectors",

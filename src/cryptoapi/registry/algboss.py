@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     from cryptoapi.alg import Algorithm, AlgType, Template
     from cryptoapi.registry.algapi import AlgTable
-    from cryptoapi.registry.larval import Larvals
     from cryptoapi.registry.modules import Loader
+    from cryptoapi.registry.sync import Larvals
 
     Lookup = Callable[[str, AlgType | None], Algorithm]
     RegisterOne = Callable[[Algorithm], object]

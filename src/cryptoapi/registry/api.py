@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from cryptoapi.alg import Algorithm
     from cryptoapi.registry.algapi import AlgTable, Entry
-    from cryptoapi.registry.larval import Larvals
     from cryptoapi.registry.modules import Loader
+    from cryptoapi.registry.sync import Larvals
     from cryptoapi.selftest.manager import SelfTestManager
 
     Bind = Callable[[Algorithm], Algorithm]

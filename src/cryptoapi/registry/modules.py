@@ -21,9 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from cryptoapi.alg import Algorithm
-    from cryptoapi.registry.larval import Larvals
     from cryptoapi.registry.manifest import Manifest
-    from cryptoapi.registry.sync import Monitor
+    from cryptoapi.registry.sync import Larvals, Monitor
 
     RegisterBatches = Callable[[Sequence[Batch]], object]
 

@@ -24,9 +24,9 @@ from cryptoapi.alg import AlgType
 from cryptoapi.names import parse
 from cryptoapi.registry.algapi import AlgTable, Batch, check_collision, validate
 from cryptoapi.registry.api import Api
-from cryptoapi.registry.larval import Larvals
 from cryptoapi.registry.manifest import DEFAULT_MANIFEST, Manifest
 from cryptoapi.registry.modules import Loader
+from cryptoapi.registry.sync import Larvals
 from cryptoapi.selftest.manager import DEFAULT_FUZZ_ITERATIONS, Mode, SelfTestManager, mode_from
 from cryptoapi.transforms.shash import Shash
 
