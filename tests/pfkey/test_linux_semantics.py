@@ -2,12 +2,16 @@
 for the clients written against it (issue 11, points 2 to 8). Each test names the Linux
 function whose behaviour it checks."""
 
+import dataclasses
 import errno
 import os
+import shutil
 
 import pytest
 
+from cryptoapi.esp.policies import select_sa
 from cryptoapi.pfkey import (
+    Address,
     ExtType,
     IpsecDir,
     IpsecLevel,
@@ -29,6 +33,8 @@ from cryptoapi.pfkey.daemon.store import StateStore
 
 from .conftest import (
     DST,
+    SRC,
+    address,
     dump_seqs,
     getspi,
     header,
@@ -171,6 +177,52 @@ def test_the_updated_sa_is_the_newest_after_a_restart(km, registry, clock, where
         store.close()
 
 
+def test_an_sa_updated_in_place_keeps_its_place_between_its_addresses(km, registry, clock, where):
+    """xfrm_state_update copies into a valid state where it is, so it keeps its place on
+    the bydst chain that xfrm_state_find walks; among SAs as good and as old (one add
+    time), xfrm_state_find keeps the first found: the newest inserted. between() keeps
+    the SAD's order through an in-place UPDATE, as a restart does, so the data path's
+    choice (select_sa) changes with neither."""
+    path = os.path.join(where, "state.db")
+    store = StateStore(path)
+    store.attach(km)
+    only(km, sa_message(0x301))
+    only(km, sa_message(0x302))  # the same clock: the same add time
+    ends = (SockAddr.of(SRC).addr, SockAddr.of(DST).addr)
+    request = IpsecRequest(50, IpsecMode.TRANSPORT, IpsecLevel.REQUIRE)
+
+    def chosen(manager):
+        between = [sa.spi for sa in manager.sad.between(SaType.ESP, *ends)]
+        return between, select_sa(manager.sad, request, *ends).spi
+
+    assert chosen(km) == ([0x301, 0x302], 0x302)  # the index is built now
+    only(km, sa_message(0x301, type=MsgType.UPDATE, hard=(0, 0, 500, 0)))
+    assert chosen(km) == ([0x301, 0x302], 0x302)
+    store.commit()
+    store.close()
+    again, store = KeyManager(registry, clock=clock), StateStore(path)
+    try:
+        store.attach(again)
+        assert chosen(again) == chosen(km)
+    finally:
+        store.close()
+
+
+def test_an_sa_replaced_from_another_source_is_found_there(km):
+    """replace() with a new source address (no handler does it: UPDATE refuses one)
+    moves the SA to the other pair's list, in the SAD's order."""
+    for spi in (0x301, 0x302, 0x303):
+        only(km, sa_message(spi, src="10.0.0.9" if spi == 0x303 else SRC))
+    dst = SockAddr.of(DST).addr
+    pairs = {ip: SockAddr.of(ip).addr for ip in (SRC, "10.0.0.9")}
+    assert [sa.spi for sa in km.sad.between(SaType.ESP, pairs[SRC], dst)] == [0x301, 0x302]
+    first = km.sad.get(SaType.ESP, DST, 0x301)
+    elsewhere = address(ExtType.ADDRESS_SRC, "10.0.0.9").encode()
+    km.sad.replace(first, dataclasses.replace(first, src_ext=elsewhere))
+    listed = {ip: [sa.spi for sa in km.sad.between(SaType.ESP, a, dst)] for ip, a in pairs.items()}
+    assert listed == {SRC: [0x302], "10.0.0.9": [0x301, 0x303]}
+
+
 def test_a_single_sa_dump_is_seq_zero(km):
     only(km, sa_message(0x301))
     assert [m.seq for m in replies_of(km, header(MsgType.DUMP, SaType.UNSPEC))] == [0]
@@ -202,6 +254,71 @@ def test_spddump_lists_newest_first_and_an_updated_policy_is_newest(km):
     newest = dumped[0].get(ExtType.X_POLICY, Policy)
     assert (newest.priority, newest.id) == (7, first)
     assert [m.seq for m in dumped] == [1, 2, 0]
+
+
+POLICY_STEPS = (
+    ("add A", spd(dplen=8)),
+    ("add B", spd(dplen=16)),
+    ("add C", spd(dplen=24)),
+    ("update A", spd(MsgType.X_SPDUPDATE, dplen=8, priority=5)),
+    ("delete B", spd(MsgType.X_SPDDELETE, dplen=16)),
+    ("add B again", spd(dplen=16)),
+    ("update C", spd(MsgType.X_SPDUPDATE, dplen=24, priority=6)),
+    ("add D", spd(dplen=12)),
+)
+
+
+def crash_image(path, directory):
+    """The files ``kill -9`` would leave at ``path`` now (the database and its WAL; SQLite
+    rebuilds the shared-memory index), copied whole into ``directory``."""
+    os.mkdir(directory, 0o700)
+    image = os.path.join(directory, os.path.basename(path))
+    for suffix in ("", "-wal"):
+        if os.path.exists(path + suffix):
+            shutil.copy2(path + suffix, image + suffix)
+    return image
+
+
+@pytest.mark.parametrize(
+    "commit_after",
+    [
+        (),  # every step in one commit
+        ("add A", "add B", "add C", "update A", "delete B", "add B again", "update C"),
+        ("add C",),  # the updates, the delete and the re-add in one commit after the adds
+        ("delete B",),  # the re-add of B, the update of C and D in the commit after
+        ("add A", "update A", "add B again"),
+    ],
+)
+def test_spddump_order_survives_a_restart_at_every_commit(km, registry, clock, where, commit_after):
+    """SPDDUMP walks net->xfrm.policy_all from its head (xfrm_policy_walk), where
+    __xfrm_policy_link list_add()s every policy linked, an SPDUPDATE's new one included
+    (xfrm_policy_insert): newest first. After a restart from the store at any commit point
+    (the files kill -9 leaves), keyd dumps exactly what it dumped then, in that order."""
+    path = os.path.join(where, "state.db")
+    store = StateStore(path)
+    store.attach(km)
+    dump = Message(MsgType.X_SPDDUMP, 0, 3, 9).encode()
+    images = []
+    for name, message in POLICY_STEPS:
+        assert only(km, message).errno == 0
+        clock.advance(1)  # the order must not come from ``added`` alone
+        if name in commit_after or name == POLICY_STEPS[-1][0]:
+            store.commit()
+            image = crash_image(path, os.path.join(where, f"image{len(images)}"))
+            images.append((image, km.handle(dump)))
+    store.close()
+    final = [decode(m) for m in images[-1][1]]
+    prefixes = [m.get(ExtType.ADDRESS_DST, Address).prefixlen for m in final]
+    assert prefixes == [12, 24, 16, 8]  # D, C (updated), B (added again), A (updated)
+    indexes = [m.get(ExtType.X_POLICY, Policy).id for m in final]
+    assert indexes != sorted(indexes, reverse=True)  # not the order of the indexes
+    for image, dumped in images:
+        again, restored = KeyManager(registry, clock=clock), StateStore(image)
+        try:
+            restored.attach(again)
+            assert again.handle(dump) == dumped
+        finally:
+            restored.close()
 
 
 # -- 4. pfkey_msg2xfrm_state / __pfkey_xfrm_state2msg: only the flags Linux implements ----

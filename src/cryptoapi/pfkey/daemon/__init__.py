@@ -1,3 +1,3 @@
 """The key daemon: a :class:`~cryptoapi.pfkey.manager.KeyManager` behind an owner-only Unix
 ``SOCK_SEQPACKET`` socket (``server``, ``unixsocket``), its durable ``--state`` file
-(``store``, ``usage``), and a client."""
+(``store``, its tables in ``schema``, ``usage``), and a client."""

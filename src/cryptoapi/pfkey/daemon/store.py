@@ -11,7 +11,10 @@ What changed is found without scanning: the SA database and the SPD note the key
 indexes they add, replace or remove in their change journals
 (:class:`~cryptoapi.pfkey.db.journal.Journal`, started by :meth:`StateStore.attach`), as
 Linux's ``km_state_notify`` tells key managers of each change. A commit writes the current
-state of just those and clears the journals.
+state of just those and clears the journals. The rows come back in the order the databases
+had them (a record inserted as the newest gets a new row, last: see :mod:`.schema`), so
+DUMP and SPDDUMP list after a restart, ``kill -9`` included, what they listed at the last
+commit, in the same order. A file of an older schema is upgraded as it is opened.
 
 Usage (bytes, allocations, first use) and the DYING state change in place, from the data
 path and the lifetimes, so they are written on their own schedule
@@ -69,13 +72,14 @@ import sqlite3
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from cryptoapi.pfkey.daemon.schema import CREATE_SQL, SA_COLUMNS, SCHEMA, Transaction, upgrade
 from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL, UsageWriter
 from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
-from cryptoapi.pfkey.db.spd import admit_policy
+from cryptoapi.pfkey.db.spd import SecurityPolicy, admit_policy
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaState
 from cryptoapi.pfkey.wire.extensions import Lifetime, lifetime_at
@@ -88,7 +92,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x504B3256  # "PK2V": marks the file as a cryptoapi key database
-SCHEMA = 1
 SQLITE_MAGIC = b"SQLite format 3\0"
 """The first 16 bytes of every SQLite database (https://sqlite.org/fileformat2.html §1.3)."""
 HEADER_SIZE = 100
@@ -99,28 +102,20 @@ BUSY_TIMEOUT = 5.0
 """Seconds a commit waits for a lock another process holds (Python's default)."""
 LIFETIME_COLUMNS = ("hard", "soft")
 """Lifetimes are kept as the ``sadb_lifetime`` extension without its first field,
-``sadb_lifetime_len`` (always 4 words): the form schema 1 has."""
+``sadb_lifetime_len`` (always 4 words): the form every schema so far has."""
 _LIFETIME_LEN = b"\x04\x00"
 
-SA_COLUMNS = (
-    "satype", "spi", "dst", "state", "replay", "auth", "encrypt", "flags",
-    "auth_key", "auth_bits", "encrypt_key", "encrypt_bits", "mode", "reqid",
-    "src_ext", "dst_ext", "hard", "soft", "extra", "added", "seq", "used",
-    "nbytes", "allocations", "soft_expired",
-)  # fmt: skip
-"""The SecurityAssociation fields kept (all but ``epoch``, which only timers use)."""
-
-_SCHEMA_SQL = f"""
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS sas ({", ".join(SA_COLUMNS)}, UNIQUE (satype, dst, spi));
-CREATE TABLE IF NOT EXISTS policies (id INTEGER PRIMARY KEY, added REAL, message BLOB);
-"""
 _UPSERT_SA = (
     f"INSERT INTO sas ({', '.join(SA_COLUMNS)}) VALUES ({', '.join('?' * len(SA_COLUMNS))}) "
     "ON CONFLICT (satype, dst, spi) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:])
 )
 _DELETE_SA = "DELETE FROM sas WHERE satype = ? AND dst = ? AND spi = ?"
+_UPSERT_POLICY = (
+    "INSERT INTO policies (id, added, message) VALUES (?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET added = excluded.added, message = excluded.message"
+)
+_DELETE_POLICY = "DELETE FROM policies WHERE id = ?"
 USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired")
 """The SA columns that change in place (usage and DYING), written by :mod:`.usage`."""
 _UPDATE_USAGE = (
@@ -128,6 +123,11 @@ _UPDATE_USAGE = (
     "WHERE satype = ? AND dst = ? AND spi = ?"
 )
 SYNC_MODES = ("FULL", "NORMAL")
+_Step = tuple[str, Sequence[Sequence[Any]]]
+"""A statement and the rows it runs over, in one commit."""
+K = TypeVar("K")
+V = TypeVar("V")
+R = TypeVar("R")
 
 
 def _lifetime_blob(lifetime: Lifetime | None) -> bytes | None:
@@ -146,16 +146,15 @@ def _cannot_open(path: str, error: OSError | sqlite3.Error) -> PfkeyError:
 
 
 def _open(db: sqlite3.Connection, synchronous: str) -> None:
-    """Check the (claimed) database through SQLite and set the connection up."""
+    """Check the (claimed) database through SQLite, set the connection up, and bring an
+    older file to this schema (:func:`~.schema.upgrade`)."""
     app = db.execute("PRAGMA application_id").fetchone()[0]
     if app != APPLICATION_ID:
         raise sqlite3.DatabaseError("it is another application's database")
     db.execute("PRAGMA journal_mode = WAL")
     db.execute(f"PRAGMA synchronous = {synchronous}")
     db.execute("PRAGMA secure_delete = ON")
-    row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-    if row is None or row[0] != SCHEMA:
-        raise sqlite3.DatabaseError(f"schema {row and row[0]} is not {SCHEMA}")
+    upgrade(db)
 
 
 def _sa_row(sa: SecurityAssociation) -> tuple[Any, ...]:
@@ -169,6 +168,28 @@ def _sa_row(sa: SecurityAssociation) -> tuple[Any, ...]:
 def _usage_row(sa: SecurityAssociation) -> tuple[Any, ...]:
     """The parameters of ``_UPDATE_USAGE`` for ``sa``."""
     return (*(getattr(sa, column) for column in USAGE_COLUMNS), sa.satype, sa.dst, sa.spi)
+
+
+def _policy_row(policy: SecurityPolicy) -> tuple[int, float, bytes]:
+    """The ``policies`` row of ``policy``: its index, when it was added, and the message
+    that adds it again."""
+    return policy.index, policy.added, policy.message(MsgType.X_SPDADD, 0, 0).encode()
+
+
+def _rows(
+    journal: Journal[K], current: Mapping[K, V], row: Callable[[V], R]
+) -> tuple[list[K], list[R]]:
+    """The keys of the rows to delete (records gone or moved, see
+    :class:`~cryptoapi.pfkey.db.journal.Journal`) and the rows to write, for the records
+    ``journal`` names, in its order: the database's, which new rows take as rowids."""
+    deletes, upserts = [], []
+    for key in journal.changed:
+        record = current.get(key)
+        if record is None or key in journal.moved:
+            deletes.append(key)
+        if record is not None:
+            upserts.append(row(record))
+    return deletes, upserts
 
 
 def _refusal(code: int, path: str, problem: str) -> PfkeyError:
@@ -304,7 +325,7 @@ def _initialize(path: str) -> None:
     db = sqlite3.connect(path, isolation_level=None)
     try:
         db.executescript(
-            f"BEGIN; PRAGMA application_id = {APPLICATION_ID}; {_SCHEMA_SQL}"
+            f"BEGIN; PRAGMA application_id = {APPLICATION_ID}; {CREATE_SQL}"
             f"INSERT INTO meta VALUES ('schema', {SCHEMA}); COMMIT;"
         )
     finally:
@@ -454,7 +475,7 @@ class StateStore:
             return
         usage = self._usage.due_now(km.sad.by_key, sas.changed, force=True)
         if usage:
-            self._transaction([], [], {}, km, usage)
+            self._transaction([], usage)
 
     def commit(self) -> None:
         """Write every change since the last commit in one transaction (durable when this
@@ -479,33 +500,33 @@ class StateStore:
     ) -> None:
         """The current state of each SA and policy the journals name, and the usage of
         ``usage``, in one transaction; then the journals are cleared."""
-        upserts, deletes = [], []
         current = km.sad.by_key
-        for key in sas.changed:  # in the database's order: new rows get rowids in it
-            sa = current.get(key)
-            if sa is None or key in sas.moved:
-                deletes.append(key)
-            if sa is not None:
-                upserts.append(_sa_row(sa))
-        self._transaction(deletes, upserts, policies.changed, km, usage)
+        # each table's deletions before its writes: a row moved gets a new rowid, last
+        gone, written = _rows(sas, current, _sa_row)
+        steps: list[_Step] = [(_DELETE_SA, gone), (_UPSERT_SA, written)]
+        if policies.changed:  # most commits carry SAs alone
+            indexes, policy_rows = _rows(policies, km.spd.by_index, _policy_row)
+            steps += (
+                (_DELETE_POLICY, [(index,) for index in indexes]),
+                (_UPSERT_POLICY, policy_rows),
+            )
+        self._transaction(steps, usage)
         stored = self._usage.stored
         for key in sas.changed:
             stored(key, current.get(key))
         sas.clear()
         policies.clear()
 
-    def _transaction(
-        self,
-        deletes: list[SaKey],
-        upserts: list[tuple[Any, ...]],
-        policies: dict[int, None],
-        km: "KeyManager",
-        usage: list[SecurityAssociation],
-    ) -> None:
-        """:meth:`_write` with the usage rows of ``usage``; EIO if it fails. What it wrote
-        is noted once it is committed."""
+    def _transaction(self, steps: list[_Step], usage: list[SecurityAssociation]) -> None:
+        """Each statement of ``steps`` over its rows, then the usage rows of ``usage``, in
+        one transaction; EIO if it fails. What it wrote is noted once it is committed."""
+        db = self.db
+        steps = [*steps, (_UPDATE_USAGE, [_usage_row(sa) for sa in usage])]
         try:
-            self._write(deletes, upserts, policies, km, [_usage_row(sa) for sa in usage])
+            with Transaction(db):
+                for statement, rows in steps:
+                    if rows:  # an empty executemany still costs a statement lookup
+                        db.executemany(statement, rows)
         except sqlite3.Error as error:
             raise PfkeyError(errno.EIO, f"cannot commit to {self.path}: {error}") from None
         self._usage.wrote(usage)
@@ -530,35 +551,3 @@ class StateStore:
                 self.path,
             )
         return not busy
-
-    def _write(
-        self,
-        deletes: list[SaKey],
-        upserts: list[tuple[Any, ...]],
-        changed_policies: dict[int, None],
-        km: "KeyManager",
-        usage_rows: list[tuple[Any, ...]],
-    ) -> None:
-        """One transaction: the SA rows, their usage, then the policy rows."""
-        db = self.db
-        policies = km.spd.by_index
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.executemany(_DELETE_SA, deletes)
-            db.executemany(_UPSERT_SA, upserts)
-            if usage_rows:  # an empty executemany still costs a statement lookup
-                db.executemany(_UPDATE_USAGE, usage_rows)
-            for index in changed_policies:
-                policy = policies.get(index)
-                db.execute("DELETE FROM policies WHERE id = ?", (index,))
-                if policy is not None:
-                    message = policy.message(MsgType.X_SPDADD, 0, 0).encode()
-                    db.execute(
-                        "INSERT INTO policies VALUES (?, ?, ?)",
-                        (index, policy.added, message),
-                    )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise

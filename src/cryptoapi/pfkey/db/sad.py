@@ -186,8 +186,7 @@ class SADatabase:
         self.by_key[key] = new
         self.generation += 1
         if self._indexed:
-            self._unindex(old)
-            self._pairs.setdefault(_pair(new), {})[new.spi] = new
+            self._reindex_replaced(old, new, newest=newest)
         if self.journal is not None:
             rekeyed = _keyed(old) != _keyed(new) and any(_keyed(old))
             if newest:
@@ -205,7 +204,8 @@ class SADatabase:
             self.journal.note(key, dropped=True)
 
     def between(self, satype: int, src: bytes, dst: bytes) -> list[SecurityAssociation]:
-        """The SAs of ``satype`` from packed address ``src`` to ``dst``, oldest first."""
+        """The SAs of ``satype`` from packed address ``src`` to ``dst``, oldest first (in
+        ``by_key``'s order, which a restart from a store keeps)."""
         if not self._indexed:  # built on first use: a key manager without a data path
             self._reindex()  # pays nothing for it
         found = self._pairs.get((satype, src, dst))
@@ -216,6 +216,20 @@ class SADatabase:
         for sa in self.by_key.values():
             self._pairs.setdefault(_pair(sa), {})[sa.spi] = sa
         self._indexed = True
+
+    def _reindex_replaced(
+        self, old: SecurityAssociation, new: SecurityAssociation, *, newest: bool
+    ) -> None:
+        """Keep the pair index in ``by_key``'s order: ``new`` last if it is the newest,
+        else where ``old`` was (a pair changed in place is left to :meth:`_reindex`)."""
+        pair = _pair(new)
+        if newest:
+            self._unindex(old)
+            self._pairs.setdefault(pair, {})[new.spi] = new
+        elif pair == _pair(old):
+            self._pairs[pair][new.spi] = new  # an existing key keeps its place
+        else:
+            self._indexed = False
 
     def _unindex(self, sa: SecurityAssociation) -> None:
         pair = _pair(sa)

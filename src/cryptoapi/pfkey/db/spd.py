@@ -305,8 +305,8 @@ class SPDatabase:
         self.by_index[policy.index] = policy
         self.by_selector[policy.selector] = policy
         self.generation += 1
-        if self.journal is not None:
-            self.journal.note(policy.index)
+        if self.journal is not None:  # the newest: stored after every other (and so restored)
+            self.journal.note_newest(policy.index, replaced=replacing is not None)
 
     def remove(self, policy: SecurityPolicy) -> None:
         del self.by_index[policy.index]
