@@ -113,17 +113,14 @@ class AlgTable:
         self._trace = trace
         self._order = 0
 
-    def register(self, batches: Iterable[Batch], *, check_reserved: bool) -> list[Entry]:
-        """Insert batches of valid records in one step (every provider ``load_all`` imports:
-        one lock, one wake-up); AlgorithmExists, and nothing changes, if any record collides
-        with the table, another batch or, with ``check_reserved``, the manifest's offers."""
-        batches = tuple(batches)
+    def register(self, batch: Batch, *, check_reserved: bool) -> list[Entry]:
+        """Insert a batch of valid records in one step (one lock, one wake-up: ``load_all``
+        registers every provider as one merged batch); AlgorithmExists, and nothing
+        changes, if any record collides with the table or, with ``check_reserved``, the
+        manifest's offers."""
         with self.cond:
-            for batch in batches:
-                self._check(batch, check_reserved=check_reserved)
-            if len(batches) > 1:
-                _check_among(batches)
-            entries = self._insert(batches)
+            self._check(batch, check_reserved=check_reserved)
+            entries = self._insert(batch)
             self.changed()
         return entries
 
@@ -142,40 +139,25 @@ class AlgTable:
             for alg in batch.algs:
                 self._reserved(alg)
 
-    def _insert(self, batches: tuple[Batch, ...]) -> list[Entry]:
-        """Entries for the batches, each name's ranked list rebuilt once whatever the
-        number of batches offering it (lock held)."""
+    def _insert(self, batch: Batch) -> list[Entry]:
+        """Entries for the batch, each name's ranked list rebuilt once (lock held)."""
         started = time.perf_counter() if self._trace else 0.0
+        first = self._order + 1
+        self._order += len(batch.algs)
         initial = self._initial
-        entries: list[Entry] = []
-        arriving: dict[str, list[Entry]] = {}
-        unsorted: set[str] = set()
-        for batch in batches:
-            first = self._order + 1
-            self._order += len(batch.algs)
-            made = [Entry(alg, initial, first + i) for i, alg in enumerate(batch.algs)]
-            if batch.has_rng:
-                for entry in made:
-                    entry.unbound = entry.alg.type is AlgType.RNG
-            self.drivers.update(zip(batch.driver_order, made, strict=True))
-            for name, indexes in batch.ranked:
-                ranked = [made[i] for i in indexes]
-                if name in arriving:
-                    arriving[name] += ranked
-                    unsorted.add(name)  # two batches' ranked runs, one after the other
-                else:
-                    arriving[name] = ranked
-            entries += made
-            self.top_priority = max(self.top_priority, batch.top_priority)
-            if batch.has_base:
-                self.base_generation += 1  # a new inner algorithm may make instances better
+        entries = [Entry(alg, initial, first + i) for i, alg in enumerate(batch.algs)]
+        if batch.has_rng:
+            for entry in entries:
+                entry.unbound = entry.alg.type is AlgType.RNG
+        self.drivers.update(zip(batch.driver_order, entries, strict=True))
         names = self.names
-        for name, new in arriving.items():
+        for name, indexes in batch.ranked:
+            new = [entries[i] for i in indexes]
             old = names.get(name)
-            if old or name in unsorted:
-                names[name] = sorted((*(old or ()), *new), key=rank)
-            else:
-                names[name] = new  # one batch's run, already ranked (Batch.ranked)
+            names[name] = sorted((*old, *new), key=rank) if old else new
+        self.top_priority = max(self.top_priority, batch.top_priority)
+        if batch.has_base:
+            self.base_generation += 1  # a new inner algorithm may make instances better
         if self._trace:
             for entry in entries:
                 self._emit("register", entry.alg.driver, started, "ok")
@@ -238,24 +220,6 @@ class AlgTable:
         micros = (time.perf_counter() - started) * 1e6
         thread = threading.current_thread().name
         self._trace(TraceEvent(kind, driver, started, micros, thread, result))
-
-
-def _check_among(batches: tuple[Batch, ...]) -> None:
-    """AlgorithmExists if two of ``batches`` register one driver, or one's name is
-    another's driver."""
-    drivers: set[str] = set()
-    names: set[str] = set()
-    for batch in batches:
-        clash = (
-            not batch.drivers.isdisjoint(drivers)
-            or not batch.drivers.isdisjoint(names)
-            or not batch.names.isdisjoint(drivers)
-        )
-        if clash:
-            for alg in batch.algs:
-                check_collision(alg, drivers, names)
-        drivers |= batch.drivers
-        names |= batch.names
 
 
 def check_collision(alg: Algorithm, drivers: Container[str], names: Container[str]) -> None:

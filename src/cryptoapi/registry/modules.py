@@ -18,24 +18,26 @@ from cryptoapi.registry.algapi import Batch, validate
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from cryptoapi.alg import Algorithm
     from cryptoapi.registry.manifest import Manifest
     from cryptoapi.registry.sync import Larvals, Monitor
 
-    RegisterBatches = Callable[[Sequence[Batch]], object]
+    RegisterBatch = Callable[[Batch], object]
 
 _ABSENT: set[str] = set()
 """Provider modules whose optional dependency is missing: they offer nothing, this process."""
 _BATCHES: dict[str, Batch] = {}
 """Provider module -> its records, validated and ranked once per process (module constants)."""
+_MERGED: dict[tuple[str, ...], Batch] = {}
+"""Modules registered together (``load_all``) -> their records as one batch."""
 
 
 class Loader:
     """Imports provider modules for one registry and registers each one's batch, once.
 
-    ``register`` inserts batches in one step (under ``lock``, the table's, which it takes
+    ``register`` inserts a batch in one step (under ``lock``, the table's, which it takes
     again: the lock is reentrant); a module counts as loaded in the same step, so a
     provider two threads load at once, or one that ``load_all`` and a lookup both reach,
     is registered once.
@@ -45,7 +47,7 @@ class Loader:
         self,
         manifest: Manifest,
         larvals: Larvals,
-        register: RegisterBatches,
+        register: RegisterBatch,
         timeout: float,
         emit_load: Callable[[str, float, str], None] | None = None,
         *,
@@ -103,14 +105,29 @@ class Loader:
             self._register_new([(module, batch_of(module))], started)
 
     def _register_new(self, loaded: list[tuple[str, Batch]], started: float) -> None:
-        """Register the batches of the modules in ``loaded`` not registered meanwhile."""
+        """Register the batches of the modules in ``loaded`` not registered meanwhile:
+        several as their one merged batch (:func:`merged`), ranked once per process."""
         with self._lock:
             fresh = [(module, batch) for module, batch in loaded if module not in self._loaded]
-            self._register([batch for _, batch in fresh])
+            if len(fresh) > 1:
+                self._register(merged(tuple(module for module, _ in fresh)))
+            elif fresh:
+                self._register(fresh[0][1])
             self._loaded.update(module for module, _ in fresh)
         if self._emit_load is not None:  # the boot chart's provider bars
             for module, batch in fresh:
                 self._emit_load(module, started, "ok" if batch.algs else "absent")
+
+
+def merged(modules: tuple[str, ...]) -> Batch:
+    """One batch of every record of ``modules`` (each already in ``_BATCHES``), made once per
+    process and set of modules: bringing every provider up is then one insert with its
+    ranking and its collision checks among the providers already done (the kernel's
+    ``crypto_register_algs``); AlgorithmExists if two modules register one driver."""
+    batch = _MERGED.get(modules)
+    if batch is None:
+        batch = _MERGED[modules] = Batch(alg for module in modules for alg in _BATCHES[module].algs)
+    return batch
 
 
 def batch_of(module: str) -> Batch:

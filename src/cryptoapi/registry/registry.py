@@ -131,7 +131,7 @@ class Registry:
     def register(self, alg: Algorithm) -> None:
         """Register an implementation; raises AlgorithmExists on a name/driver collision."""
         validate(alg)
-        self._insert((Batch((alg,)),), check_reserved=True)
+        self._insert(Batch((alg,)), check_reserved=True)
 
     def register_template(self, template: Template) -> None:
         """Make ``template(args)`` names buildable in this registry."""
@@ -143,11 +143,11 @@ class Registry:
 
     def _register_built(self, alg: Algorithm) -> None:
         validate(alg)
-        self._insert((Batch((alg,)),))
+        self._insert(Batch((alg,)))
 
-    def _insert(self, batches: Iterable[Batch], *, check_reserved: bool = False) -> None:
-        """Batches into the table in one step; eager tests queued for them after."""
-        entries = self._table.register(batches, check_reserved=check_reserved)
+    def _insert(self, batch: Batch, *, check_reserved: bool = False) -> None:
+        """A batch into the table in one step; eager tests queued for it after."""
+        entries = self._table.register(batch, check_reserved=check_reserved)
         if self.selftest.at_registration and entries:
             self._api.submit_tests(entries)
 
