@@ -40,15 +40,29 @@ def test_hashes_agree_with_hashlib_one_shot_and_streamed(name, length):
     assert desc.final() == copied.final() == hashlib.new(name, message).digest()
 
 
+needs_aesni = pytest.mark.skipif(
+    "gcm-aes-sodium" not in REGISTRY.implementations("gcm(aes)"),
+    reason="libsodium's AES-256-GCM needs AES-NI and CLMUL on this CPU",
+)
+
+
+AEADS = [
+    ("rfc7539-chacha20-poly1305-sodium", ChaCha20Poly1305),
+    pytest.param("gcm-aes-sodium", AESGCM, marks=needs_aesni),  # AES-256 keys only
+]
+
+
+@pytest.mark.parametrize(("driver", "peer"), AEADS)
 @pytest.mark.parametrize("length", LENGTHS)
-def test_chacha20poly1305_agrees_with_cryptography(length):
+def test_aeads_agree_with_cryptography(driver, peer, length):
     key, nonce = RANDOM.randbytes(32), RANDOM.randbytes(12)
     data, assoc = RANDOM.randbytes(length), RANDOM.randbytes(length % 40)
-    tfm = REGISTRY.alloc_aead("rfc7539-chacha20-poly1305-sodium")
+    tfm = REGISTRY.alloc_aead(driver)
     tfm.setkey(key)
     sealed = tfm.encrypt(nonce, data, assoc)
-    assert sealed == ChaCha20Poly1305(key).encrypt(nonce, data, assoc)
+    assert sealed == peer(key).encrypt(nonce, data, assoc)
     assert tfm.decrypt(nonce, sealed, assoc) == data
+    assert tfm.serving_driver == driver  # served by itself, not by a fallback
 
 
 @pytest.mark.parametrize("length", LENGTHS)
@@ -78,24 +92,6 @@ def test_a_forgery_is_refused_and_a_short_key_too(driver):
 
 
 # --- AES-256-GCM (PyNaCl; a partial gcm(aes): AES-256, 12-byte IVs, 16-byte tags) ----------
-
-needs_aesni = pytest.mark.skipif(
-    "gcm-aes-sodium" not in REGISTRY.implementations("gcm(aes)"),
-    reason="libsodium's AES-256-GCM needs AES-NI and CLMUL on this CPU",
-)
-
-
-@needs_aesni
-@pytest.mark.parametrize("length", LENGTHS)
-def test_aes256gcm_agrees_with_cryptography(length):
-    key, nonce = RANDOM.randbytes(32), RANDOM.randbytes(12)
-    data, assoc = RANDOM.randbytes(length), RANDOM.randbytes(length % 40)
-    tfm = REGISTRY.alloc_aead("gcm-aes-sodium")
-    tfm.setkey(key)
-    sealed = tfm.encrypt(nonce, data, assoc)
-    assert sealed == AESGCM(key).encrypt(nonce, data, assoc)
-    assert tfm.decrypt(nonce, sealed, assoc) == data
-    assert tfm.serving_driver == "gcm-aes-sodium"
 
 
 @needs_aesni
