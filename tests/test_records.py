@@ -13,7 +13,7 @@ from cryptoapi import AlgType, SelfTest
 from cryptoapi.alg import Algorithm, Template
 from cryptoapi.names import Name, parse
 
-RealAlgType = enum.StrEnum("RealAlgType", [(kind.name, kind.value) for kind in AlgType])  # type: ignore[misc]
+RealAlgType = enum.StrEnum("RealAlgType", [(kind.name, kind.value) for kind in AlgType])
 """What AlgType used to be, with its members: every behaviour below is compared with it."""
 
 
