@@ -156,8 +156,12 @@ class CounterModeKdf:
         self._prf = self._keyed(key) if self._keyed is not None else None
 
     def derive(self, fixed: bytes, length: int, /, **options: Any) -> bytes:
-        if not options and self._prf is not None and length <= LOOP_BLOCKS * self._h:
-            return self._blocks(fixed, length)
+        prf = self._prf
+        if prf is not None and not options:
+            if length <= self._h:  # the common case: one block, [1]_32 first
+                return prf.digest(_COUNTERS[0] + fixed)[:length]
+            if length <= LOOP_BLOCKS * self._h:
+                return self._blocks(fixed, length)
         counter = counter_from(
             self._name, options, locations=COUNTER_MODE_LOCATIONS, default=DEFAULT, optional=False,
             accepted=_COUNTER_OPTIONS,
@@ -174,8 +178,6 @@ class CounterModeKdf:
         32 bits, before the fixed input)."""
         assert self._prf is not None
         prf = self._prf.digest
-        if length <= self._h:
-            return prf(_COUNTERS[0] + fixed)[:length]
         blocks = [prf(counter + fixed) for counter in _COUNTERS[: -(-length // self._h)]]
         return b"".join(blocks)[:length]
 
