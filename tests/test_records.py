@@ -85,3 +85,13 @@ def test_template_and_name_are_frozen_values():
     assert {parse("gcm(aes)"), Name("gcm", (Name("aes"),))} == {parse("gcm(aes)")}
     with pytest.raises(AttributeError):
         parse("sha1").word = "md5"  # type: ignore[misc]
+
+
+def test_records_pickle_and_copy_as_the_frozen_dataclasses_did():
+    info = _record().info(SelfTest.PASSED, 1.5, refcnt=2, order=7)
+    assert pickle.loads(pickle.dumps(info)) == info
+    assert copy.deepcopy(info) == info and copy.copy(info).digestsize == 32
+    alg = _record(create=dict)  # a picklable create; a lambda's record does not pickle
+    again = pickle.loads(pickle.dumps(alg))
+    assert again == alg and again.create is dict and copy.copy(alg) == alg
+    assert pickle.loads(pickle.dumps(parse("hmac(sha256)"))) == parse("hmac(sha256)")

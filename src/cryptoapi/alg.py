@@ -105,6 +105,10 @@ class _Frozen:
         )
         return f"{type(self).__name__}({', '.join(shown)})"
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled and copied field by field (the default would assign to frozen fields)."""
+        return _restored, (type(self), {key: getattr(self, key) for key in self._FIELDS})
+
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (as :func:`dataclasses.replace` would make)."""
         unknown = changes.keys() - set(self._FIELDS)
@@ -113,6 +117,13 @@ class _Frozen:
         copy = object.__new__(type(self))
         copy._set({key: changes.get(key, getattr(self, key)) for key in self._FIELDS})
         return copy
+
+
+def _restored(cls: type[_Frozen], fields: dict[str, Any]) -> _Frozen:
+    """A record of ``cls`` with ``fields``, made as ``replace`` makes one (unpickling)."""
+    record = object.__new__(cls)
+    record._set(fields)
+    return record
 
 
 class Algorithm(_Frozen):

@@ -44,6 +44,9 @@ class Name:
     def __hash__(self) -> int:
         return hash((self.word, self.args))
 
+    def __reduce__(self) -> tuple[type[Name], tuple[str, tuple[Name, ...]]]:
+        return Name, (self.word, self.args)
+
     def __repr__(self) -> str:
         return f"Name(word={self.word!r}, args={self.args!r})"
 
