@@ -46,6 +46,19 @@ class UnkeyedHash:
         raise AssertionError("the transform never keys an unkeyed hash")
 
 
+def hashlib_like(empty: Callable[[], HashState]) -> Callable[..., HashState]:
+    """A hashlib-style ``new(data=b"")`` from ``empty``, which makes an empty running hash
+    (for libraries whose constructors take no message). The data always goes through
+    ``update``, also when empty, so a str raises TypeError whatever its length."""
+
+    def new(data: Buffer = b"") -> HashState:
+        state = empty()
+        state.update(data)
+        return state
+
+    return new
+
+
 def unkeyed_shash(
     *,
     name: str,

@@ -27,9 +27,9 @@ from Crypto.Hash import (
     SHA512,
 )
 
-from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
+from cryptoapi.alg import PRIORITY_PURE, Algorithm
 from cryptoapi.transforms.cores import HashState
-from cryptoapi.transforms.shash import unkeyed_shash
+from cryptoapi.transforms.shash import hashlib_like, unkeyed_shash
 
 _MERKLE_DAMGARD = {
     "md5": MD5,
@@ -42,18 +42,10 @@ _MERKLE_DAMGARD = {
 _SHA3 = {"sha3-224": SHA3_224, "sha3-256": SHA3_256, "sha3-384": SHA3_384, "sha3-512": SHA3_512}
 
 
-def _constructor(module: ModuleType, sha3: bool) -> Callable[..., HashState]:
-    """A hashlib-like ``new(data=b"")`` whose states digest without finalizing."""
-    make: Callable[[], HashState] = (
-        (lambda: module.new(update_after_digest=True)) if sha3 else module.new
-    )
-
-    def new(data: Buffer = b"") -> HashState:
-        state = make()
-        state.update(data)  # also for b"": a str raises TypeError whatever its length
-        return state
-
-    return new
+def _empty(module: ModuleType, sha3: bool) -> Callable[[], HashState]:
+    """A maker of empty states that digest without finalizing (SHA-3 must be told so)."""
+    new: Callable[[], HashState] = module.new
+    return (lambda: module.new(update_after_digest=True)) if sha3 else new
 
 
 def _pycryptodome_hash(name: str, module: ModuleType, sha3: bool) -> Algorithm:
@@ -62,7 +54,7 @@ def _pycryptodome_hash(name: str, module: ModuleType, sha3: bool) -> Algorithm:
         driver=f"{name}-pycryptodome",
         provider="pycryptodome",
         priority=PRIORITY_PURE,
-        new=_constructor(module, sha3),
+        new=hashlib_like(_empty(module, sha3)),
         digestsize=module.digest_size,
         blocksize=module.block_size,
     )

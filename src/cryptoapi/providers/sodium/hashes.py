@@ -11,8 +11,7 @@ from collections.abc import Callable
 from nacl import bindings
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.transforms.cores import HashState
-from cryptoapi.transforms.shash import unkeyed_shash
+from cryptoapi.transforms.shash import hashlib_like, unkeyed_shash
 
 
 class Buffered:
@@ -34,15 +33,6 @@ class Buffered:
         return Buffered(self._hash, bytes(self._message))
 
 
-def _constructor(hash_: Callable[[bytes], bytes]) -> Callable[..., HashState]:
-    def new(data: Buffer = b"") -> HashState:
-        state = Buffered(hash_)
-        state.update(data)
-        return state
-
-    return new
-
-
 def _sodium_hash(
     name: str, hash_: Callable[[bytes], bytes], digestsize: int, block: int
 ) -> Algorithm:
@@ -51,7 +41,7 @@ def _sodium_hash(
         driver=f"{name}-sodium",
         provider="sodium",
         priority=PRIORITY_PURE,
-        new=_constructor(hash_),
+        new=hashlib_like(lambda: Buffered(hash_)),
         digestsize=digestsize,
         blocksize=block,
     )

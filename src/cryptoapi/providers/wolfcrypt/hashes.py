@@ -13,8 +13,7 @@ from typing import Protocol
 from wolfcrypt import hashes
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.transforms.cores import HashState
-from cryptoapi.transforms.shash import unkeyed_shash
+from cryptoapi.transforms.shash import hashlib_like, unkeyed_shash
 
 
 class _Native(Protocol):
@@ -47,15 +46,6 @@ class _State:
         return _State(clone)
 
 
-def _constructor(make: Callable[[], _Native]) -> Callable[..., HashState]:
-    def new(data: Buffer = b"") -> HashState:
-        state = _State(make())
-        state.update(data)
-        return state
-
-    return new
-
-
 _NATIVE: dict[str, tuple[Callable[[], _Native], int, int]] = {
     "sha1": (hashes.Sha, 20, 64),
     "sha256": (hashes.Sha256, 32, 64),
@@ -76,7 +66,7 @@ def _wolfcrypt_hash(name: str) -> Algorithm:
         driver=f"{name}-wolfcrypt",
         provider="wolfcrypt",
         priority=PRIORITY_PURE,
-        new=_constructor(make),
+        new=hashlib_like(lambda: _State(make())),
         digestsize=digestsize,
         blocksize=blocksize,
     )
