@@ -107,23 +107,23 @@ class _Frozen:
 
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled and copied field by field (the default would assign to frozen fields)."""
-        return _restored, (type(self), {key: getattr(self, key) for key in self._FIELDS})
+        return self._from_fields, ({key: getattr(self, key) for key in self._FIELDS},)
+
+    @classmethod
+    def _from_fields(cls, fields: dict[str, Any]) -> Self:
+        """A record with ``fields`` (every one of ``_FIELDS``), derived ones settled."""
+        record = object.__new__(cls)
+        record._set(fields)
+        return record
 
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` (as :func:`dataclasses.replace` would make)."""
         unknown = changes.keys() - set(self._FIELDS)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        copy = object.__new__(type(self))
-        copy._set({key: changes.get(key, getattr(self, key)) for key in self._FIELDS})
-        return copy
-
-
-def _restored(cls: type[_Frozen], fields: dict[str, Any]) -> _Frozen:
-    """A record of ``cls`` with ``fields``, made as ``replace`` makes one (unpickling)."""
-    record = object.__new__(cls)
-    record._set(fields)
-    return record
+        return self._from_fields(
+            {key: changes.get(key, getattr(self, key)) for key in self._FIELDS}
+        )
 
 
 class Algorithm(_Frozen):
