@@ -34,7 +34,7 @@ def test_public_exports_are_guarded():
         "HashDesc", "InvalidArgument", "InvalidKey", "LookupTimeout", "Registry", "SelfTest",
         "SelfTestFailed", "Shash", "Template", "algorithms", "alloc_shash", "default_registry",
         "instance", "lookup", "register", "unkeyed_shash", "unregister", "Aead", "Cipher",
-        "Skcipher", "NeedFallback", "alloc_aead", "alloc_cipher", "alloc_skcipher",
+        "Skcipher", "Native", "NeedFallback", "alloc_aead", "alloc_cipher", "alloc_skcipher",
         "Kdf", "alloc_kdf", "kdf108_fixed_input", "Kpp", "alloc_kpp", "Rng", "alloc_rng",
         "get_random_bytes",
     }  # fmt: skip

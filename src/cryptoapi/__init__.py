@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     )
     from cryptoapi.registry.registry import Registry, default_registry
     from cryptoapi.templates.kdf108ctr import fixed_input as kdf108_fixed_input
-    from cryptoapi.transforms.aead import Aead
+    from cryptoapi.transforms.aead import Aead, Native
     from cryptoapi.transforms.base import NeedFallback
     from cryptoapi.transforms.cipher import Cipher
     from cryptoapi.transforms.kdf import Kdf
@@ -62,7 +62,7 @@ _LAZY = {
     ),
     "cryptoapi.registry.registry": ("Registry", "default_registry"),
     "cryptoapi.transforms.shash": ("HashDesc", "Shash", "unkeyed_shash"),
-    "cryptoapi.transforms.aead": ("Aead",),
+    "cryptoapi.transforms.aead": ("Aead", "Native"),
     "cryptoapi.transforms.base": ("NeedFallback",),
     "cryptoapi.transforms.cipher": ("Cipher",),
     "cryptoapi.transforms.kdf": ("Kdf",),
@@ -92,6 +92,7 @@ __all__ = [
     "Kdf",
     "Kpp",
     "LookupTimeout",
+    "Native",
     "NeedFallback",
     "Registry",
     "Rng",

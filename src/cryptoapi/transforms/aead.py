@@ -5,11 +5,17 @@ ciphertext || tag, and ``decrypt(iv, data, assoc)`` returning the plaintext or r
 :class:`cryptoapi.errors.BadMessage`, never any plaintext, when the tag does not verify.
 The transform checks IV, tag, data and associated-data lengths for every implementation of
 the name, so one-piece drivers and template instances refuse exactly the same inputs.
+
+A core whose encrypt and decrypt, at its current key and tag length, would only forward to
+one native call may also have ``native()`` returning a :class:`Native`: the transform then
+calls that directly for the common case (bytes in, an IV length the native call takes), one
+Python frame per packet instead of two, as the kernel's ``crypto_aead_encrypt()`` calls
+the driver's function through the transform with nothing in between.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument
@@ -21,9 +27,9 @@ from cryptoapi.transforms.base import (
 )
 from cryptoapi.transforms.keyed import KeyedTransform
 
-TYPE_CHECKING = False  # mypy sets it true
-
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cryptoapi.transforms.base import FallbackFactory
 
 ESP_ASSOC_SIZES = (8, 12)
@@ -56,10 +62,37 @@ class AeadCore(Protocol):
     def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes: ...
 
 
+class Native:
+    """A core's encrypt and decrypt as the native calls they forward to: ``seal(iv,
+    plaintext, assoc)`` returns ciphertext || tag, ``open(iv, data, assoc)`` the plaintext
+    or raises ``forged``; both for bytes arguments and IV lengths in ``ivs`` only."""
+
+    __slots__ = ("forged", "ivs", "open", "seal")
+
+    def __init__(
+        self,
+        seal: Callable[[bytes, bytes, bytes], bytes],
+        open: Callable[[bytes, bytes, bytes], bytes],
+        ivs: range,
+        forged: type[Exception],
+    ) -> None:
+        self.seal, self.open, self.ivs, self.forged = seal, open, ivs, forged
+
+
+def _unbound(iv: bytes, data: bytes, assoc: bytes) -> bytes:
+    raise AssertionError("no native call is bound")  # its IV range is empty
+
+
+NO_NATIVE = Native(_unbound, _unbound, range(0), Exception)
+"""What a transform holds while no native call serves it: no IV length is in its range."""
+
+
 class Aead(KeyedTransform[AeadCore]):
     """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``)."""
 
-    __slots__ = ("_assocsizes", "_ivmax", "_ivmin", "authsize")
+    __slots__ = (
+        "_assocsizes", "_ivmax", "_ivmin", "_native", "_nativemax", "_nativemin", "authsize",
+    )  # fmt: skip
 
     def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
         super().__init__(alg, fallback)
@@ -67,6 +100,7 @@ class Aead(KeyedTransform[AeadCore]):
         self._primary.setauthsize(self.authsize)
         self._ivmin, self._ivmax = alg.ivsizes or (alg.ivsize, alg.ivsize)
         self._assocsizes = assoc_sizes(alg.name)
+        self._bind_native()
 
     @property
     def ivsize(self) -> int:
@@ -89,16 +123,59 @@ class Aead(KeyedTransform[AeadCore]):
             if core is not None:
                 core.setauthsize(authsize)
         self.authsize = authsize
+        self._bind_native()
 
     def _configure(self, core: AeadCore) -> None:
         core.setauthsize(self.authsize)
 
+    def _keyed(self) -> None:
+        self._bind_native()
+
+    def _bind_native(self) -> None:
+        """Take the serving core's native calls for the IV lengths both it and the name
+        allow; none (an empty range) before a key, for names with an assoc rule, and for
+        cores without them (a truncated tag, a fault-injecting wrapper, most drivers)."""
+        offer = getattr(self._core, "native", None) if self._key else None
+        native: Native | None = offer() if offer is not None else None
+        if native is None or self._assocsizes:
+            native = NO_NATIVE
+        self._native = native
+        self._nativemin = max(self._ivmin, native.ivs.start)
+        self._nativemax = min(self._ivmax, native.ivs.stop - 1)
+
     # The per-message methods keep the common case (bytes in, the IV in range, any assoc
     # or an ESP-sized one) to a few comparisons: at IPsec packet sizes the checks would
-    # otherwise cost as much as OpenSSL.
+    # otherwise cost as much as OpenSSL. With a native core, the common case is these
+    # comparisons and the native call; everything else takes the checked path.
 
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || tag."""
+        if (
+            type(iv) is bytes
+            and self._nativemin <= len(iv) <= self._nativemax
+            and type(plaintext) is bytes
+            and type(assoc) is bytes
+        ):
+            return self._native.seal(iv, plaintext, assoc)
+        return self._encrypt(iv, plaintext, assoc)
+
+    def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
+        """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
+        if (
+            type(iv) is bytes
+            and self._nativemin <= len(iv) <= self._nativemax
+            and type(data) is bytes
+            and type(assoc) is bytes
+            and len(data) >= self.authsize
+        ):
+            native = self._native
+            try:
+                return native.open(iv, data, assoc)
+            except native.forged:
+                raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
+        return self._decrypt(iv, data, assoc)
+
+    def _encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer) -> bytes:
         if not (type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes):
             iv, plaintext, assoc = self._normalize(iv, plaintext, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
@@ -110,8 +187,7 @@ class Aead(KeyedTransform[AeadCore]):
         except NeedFallback as reason:
             return self._serve_by_backup(lambda core: core.encrypt(iv, plaintext, assoc), reason)
 
-    def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
-        """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
+    def _decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer) -> bytes:
         if not (type(iv) is bytes and type(data) is bytes and type(assoc) is bytes):
             iv, data, assoc = self._normalize(iv, data, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:

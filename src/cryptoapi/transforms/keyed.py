@@ -80,6 +80,7 @@ class KeyedTransform(WithKeySizes, Generic[CoreT]):
             core = self._keyed_backup(key, reason)
         self._key = key
         self._core = core
+        self._keyed()
 
     def _keyed_backup(
         self, key: bytes, reason: NeedFallback, passed: set[str] | None = None
@@ -143,6 +144,9 @@ class KeyedTransform(WithKeySizes, Generic[CoreT]):
 
     def _configure(self, core: CoreT) -> None:
         """Apply per-transform settings (an AEAD's authsize) to a newly made core."""
+
+    def _keyed(self) -> None:
+        """React to a new key and serving core (an AEAD binds its native calls)."""
 
 
 def _said(reason: NeedFallback, alg_name: str) -> str:

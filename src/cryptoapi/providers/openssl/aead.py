@@ -14,10 +14,12 @@ from cryptoapi.alg import PRIORITY_OPENSSL, PRIORITY_PURE, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
 from cryptoapi.providers.generic.chacha20 import hchacha20
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import Native
 from cryptoapi.transforms.base import NeedFallback
 
 GCM_TAG = 16
 GCM_IV_RANGE = range(8, 129)  # what OpenSSL (through cryptography) accepts
+CHACHA_NONCE = range(12, 13)
 
 
 def _forged(name: str) -> BadMessage:
@@ -35,6 +37,12 @@ class AesGcm:
 
     def setauthsize(self, authsize: int, /) -> None:
         self._authsize = authsize
+
+    def native(self) -> Native | None:
+        """AESGCM itself, for the IVs OpenSSL takes, while the tag is full length."""
+        if self._authsize != GCM_TAG:
+            return None
+        return Native(self._aead.encrypt, self._aead.decrypt, GCM_IV_RANGE, InvalidTag)
 
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         if len(iv) not in GCM_IV_RANGE:
@@ -121,6 +129,10 @@ class ChaChaPoly:
     def setauthsize(self, authsize: int, /) -> None:
         """Only the 16-byte tag exists; the transform has already checked it."""
 
+    def native(self) -> Native | None:
+        """ChaCha20Poly1305 itself (the transform allows 12-byte nonces only)."""
+        return Native(self._aead.encrypt, self._aead.decrypt, CHACHA_NONCE, InvalidTag)
+
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         return self._aead.encrypt(iv, plaintext, assoc)
 
@@ -136,6 +148,9 @@ class XChaChaPoly(ChaChaPoly):
     the first 16 nonce bytes, then ChaCha20-Poly1305 with nonce 0^4 || the last 8."""
 
     name = "xchacha20poly1305"
+
+    def native(self) -> None:
+        """None: each message derives its own subkey in Python first."""
 
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         return ChaCha20Poly1305(hchacha20(self._key, iv[:16])).encrypt(

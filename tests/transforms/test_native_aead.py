@@ -1,0 +1,171 @@
+"""An AEAD core's native calls (``Native``) serve the common case directly, and only it:
+every other input, tag length or wrapper goes through the core, with the same results and
+the same errors either way."""
+
+import pytest
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
+
+from cryptoapi import (
+    Algorithm,
+    AlgType,
+    BadMessage,
+    InvalidArgument,
+    Native,
+    NeedFallback,
+    Registry,
+)
+from cryptoapi.providers.openssl.aead import AesGcm, ChaChaPoly
+
+KEY = bytes(range(32))
+CALLS: list[str] = []
+"""Which path served each call of the counting driver: "native" or "core"."""
+
+
+class CountingGcm:
+    """AES-GCM whose Python methods and native calls each record that they served."""
+
+    def setkey(self, key):
+        self.aead = AESGCM(key)
+
+    def setauthsize(self, authsize):
+        self.authsize = authsize
+
+    def native(self):
+        if self.authsize != 16:
+            return None
+        return Native(self._native_seal, self._native_open, range(12, 13), InvalidTag)
+
+    def _native_seal(self, iv, data, assoc):
+        CALLS.append("native")
+        return self.aead.encrypt(iv, data, assoc)
+
+    def _native_open(self, iv, data, assoc):
+        CALLS.append("native")
+        return self.aead.decrypt(iv, data, assoc)
+
+    def encrypt(self, iv, data, assoc):
+        CALLS.append("core")
+        if len(iv) != 12:
+            raise NeedFallback("twelve-byte IVs only")
+        return self.aead.encrypt(iv, bytes(data), bytes(assoc))[: self.authsize - 16 or None]
+
+    def decrypt(self, iv, data, assoc):
+        CALLS.append("core")
+        if len(iv) != 12:
+            raise NeedFallback("twelve-byte IVs only")
+        try:
+            return self.aead.decrypt(iv, bytes(data), bytes(assoc))
+        except InvalidTag:
+            raise BadMessage("gcm(aes): the tag does not verify") from None
+
+
+@pytest.fixture
+def registry():
+    registry = Registry("off")
+    registry.register(Algorithm(
+        name="gcm(aes)", driver="gcm-aes-counting", type=AlgType.AEAD, priority=900,
+        provider="user", create=CountingGcm, ivsize=12, ivsizes=(1, 2**32), maxauthsize=16,
+        authsizes=(12, 16), min_keysize=16, max_keysize=32,
+    ))  # fmt: skip
+    CALLS.clear()
+    return registry
+
+
+def keyed(registry, name="gcm(aes)"):
+    tfm = registry.alloc_aead(name)
+    tfm.setkey(KEY[:16])
+    return tfm
+
+
+def test_the_common_case_is_served_by_the_native_calls(registry):
+    tfm = keyed(registry)
+    sealed = tfm.encrypt(bytes(12), b"message", b"assoc")
+    assert sealed == AESGCM(KEY[:16]).encrypt(bytes(12), b"message", b"assoc")
+    assert tfm.decrypt(bytes(12), sealed, b"assoc") == b"message"
+    assert CALLS == ["native", "native"]
+
+
+@pytest.mark.parametrize(
+    "iv, data, assoc",
+    [
+        (bytearray(12), b"message", b"assoc"),
+        (bytes(12), memoryview(b"message"), b"assoc"),
+        (bytes(12), b"message", bytearray(b"assoc")),
+    ],
+)
+def test_other_buffer_types_take_the_checked_path_with_the_same_result(registry, iv, data, assoc):
+    tfm = keyed(registry)
+    sealed = tfm.encrypt(iv, data, assoc)
+    assert sealed == AESGCM(KEY[:16]).encrypt(bytes(iv), bytes(data), bytes(assoc))
+    assert CALLS == ["core"]
+
+
+def test_an_iv_the_native_calls_do_not_take_reaches_the_core_and_its_fallback(registry):
+    tfm = keyed(registry)
+    sealed = tfm.encrypt(bytes(16), b"message")
+    assert sealed == AESGCM(KEY[:16]).encrypt(bytes(16), b"message", b"")
+    assert CALLS == ["core"]  # it raised NeedFallback; the next gcm(aes) served
+
+
+def test_a_truncated_tag_unbinds_the_native_calls_and_the_full_one_rebinds_them(registry):
+    tfm = keyed(registry)
+    tfm.setauthsize(12)
+    assert len(tfm.encrypt(bytes(12), b"message")) == 7 + 12
+    tfm.setauthsize(16)
+    assert len(tfm.encrypt(bytes(12), b"message")) == 7 + 16
+    assert CALLS == ["core", "native"]
+
+
+def test_before_a_key_nothing_is_bound(registry):
+    tfm = registry.alloc_aead("gcm(aes)")
+    with pytest.raises(InvalidArgument, match="no key is set"):
+        tfm.encrypt(bytes(12), b"message")
+    assert CALLS == []
+
+
+def test_a_forgery_is_refused_alike_on_both_paths(registry):
+    tfm = keyed(registry)
+    forged = bytearray(tfm.encrypt(bytes(12), b"message", b"assoc"))
+    forged[0] ^= 1
+    for data in (bytes(forged), forged):  # native, then checked
+        with pytest.raises(BadMessage, match=r"^gcm\(aes\): the tag does not verify$"):
+            tfm.decrypt(bytes(12), data, b"assoc")
+    with pytest.raises(BadMessage, match="cannot hold a 16-byte tag"):
+        tfm.decrypt(bytes(12), bytes(15), b"assoc")
+    assert CALLS == ["native", "native", "core"]
+
+
+def test_a_fault_injected_driver_is_never_bypassed(monkeypatch):
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "gcm-aes-openssl")
+    tfm = Registry("off").alloc_aead("gcm-aes-openssl")
+    tfm.setkey(KEY[:16])
+    data = bytes(10)  # 10 % 7 == 3: the fault rule corrupts this output
+    assert tfm.encrypt(bytes(12), data) != AESGCM(KEY[:16]).encrypt(bytes(12), data, b"")
+
+
+@pytest.mark.parametrize(
+    "name, core, key, peer",
+    [
+        ("gcm-aes-openssl", AesGcm, KEY[:16], AESGCM),
+        ("rfc7539-chacha20-poly1305-openssl", ChaChaPoly, KEY, ChaCha20Poly1305),
+    ],
+)
+def test_openssl_drivers_serve_packets_natively(monkeypatch, name, core, key, peer):
+    def not_reached(*args):
+        raise AssertionError("the core's Python method served the packet")
+
+    tfm = Registry("off").alloc_aead(name)
+    tfm.setkey(key)
+    monkeypatch.setattr(core, "encrypt", not_reached)
+    monkeypatch.setattr(core, "decrypt", not_reached)
+    sealed = tfm.encrypt(bytes(12), b"message", b"assoc")
+    assert sealed == peer(key).encrypt(bytes(12), b"message", b"assoc")
+    assert tfm.decrypt(bytes(12), sealed, b"assoc") == b"message"
+
+
+def test_names_with_an_assoc_rule_keep_their_check():
+    tfm = Registry("off").alloc_aead("rfc4106(gcm(aes))")
+    tfm.setkey(KEY[:20])
+    with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
+        tfm.encrypt(bytes(8), b"message", b"assoc")
