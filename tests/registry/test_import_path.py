@@ -31,14 +31,15 @@ OURS = {
 builder), no fault injection, no fuzzer, no ``/proc/crypto`` view."""
 
 USED = {
-    "hashlib", "_hashlib", "_blake2",  # OpenSSL's sha256, the driver that answers
+    "_hashlib",  # OpenSSL's sha256, the driver that answers
     "_json",  # the KAT file, through CPython's JSON scanner
     "errno", "__future__",
 }  # fmt: skip
 """Standard modules the path really uses. Not among them, on purpose (each costs more to
-import than hashlib): threading (the registry waits through ``_thread`` until a thread
-must wait), enum (``cryptoapi._strenum``), json and re, dataclasses, typing, functools,
-collections."""
+import than hashlib): hashlib itself (it loads ``_blake2`` and probes every constructor;
+the OpenSSL driver takes its constructors from ``_hashlib``), threading (the registry
+waits through ``_thread`` until a thread must wait), enum (``cryptoapi._strenum``), json
+and re, dataclasses, typing, functools, collections."""
 
 
 def test_the_first_digest_loads_only_listed_modules():

@@ -38,5 +38,5 @@ def test_reverse_indexes_list_the_best_provider_first():
         "cryptoapi.providers.wolfcrypt.hashes",
         "cryptoapi.providers.generic.sha256",
     )
-    assert MANIFEST.offers["xchacha20"][0] == (200, "cryptoapi.providers.openssl.ciphers")
+    assert MANIFEST.offers_for("xchacha20")[0] == (200, "cryptoapi.providers.openssl.ciphers")
     assert MANIFEST.modules_for("hmac(sha384)") == ()  # built by the template only

@@ -180,11 +180,10 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """Provider module -> the (name, driver) pairs it registers."""
 
-_PURE = (".pycryptodome.", ".sodium.", ".wolfcrypt.")
+_PRIORITY_OF_PACKAGE = {"generic": 100, "pycryptodome": 200, "sodium": 200, "wolfcrypt": 200}
 
 PRIORITIES: dict[str, int] = {
-    module: 100 if ".generic." in module else 200 if any(p in module for p in _PURE) else 300
-    for module in PROVIDERS
+    module: _PRIORITY_OF_PACKAGE.get(module.split(".")[2], 300) for module in PROVIDERS
 }
 """Provider module -> the priority of its drivers (generic 100, pure 200, OpenSSL 300)."""
 
@@ -276,7 +275,9 @@ class Manifest:
     where importing ``dataclasses`` costs more than everything else the registry does.
     """
 
-    __slots__ = ("by_driver", "instances", "offers", "providers", "templates", "top_priority")
+    __slots__ = (
+        "_ranked", "by_driver", "instances", "offers", "providers", "templates", "top_priority",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -291,30 +292,36 @@ class Manifest:
         known = PRIORITIES if priorities is None else priorities
         offers: dict[str, list[tuple[int, str]]] = {}
         by_driver: dict[str, str] = {}
+        top = 0
         for module, pairs in self.providers.items():
             default = known.get(module, 0)
             for name, driver in pairs:
                 by_driver[driver] = module
-                offer = (PARTIAL.get(driver, default), module)
-                found = offers.get(name)
-                if found is None:
-                    offers[name] = [offer]
-                else:
-                    found.append(offer)
+                priority = PARTIAL.get(driver, default)
+                top = max(top, priority)
+                offers.setdefault(name, []).append((priority, module))
         self.by_driver = by_driver
-        self.offers: dict[str, tuple[tuple[int, str], ...]] = {
-            name: tuple(found) if len(found) == 1 else tuple(sorted(found, key=_best_first))
-            for name, found in offers.items()
-        }
-        self.top_priority = max((p for found in offers.values() for p, _ in found), default=0)
+        self.offers = offers
+        """Name -> (priority, module) of each offer, in table order (see :meth:`offers_for`)."""
+        self.top_priority = top
         """The highest priority any provider offers (a bound on template instances')."""
+        self._ranked: dict[str, tuple[tuple[int, str], ...]] = {}
+
+    def offers_for(self, name: str) -> tuple[tuple[int, str], ...]:
+        """The (priority, module) offers of ``name``, best first (equal priorities in table
+        order); ranked when first asked, as a lookup meets one name at a time."""
+        ranked = self._ranked.get(name)
+        if ranked is None:
+            found = self.offers.get(name, ())
+            ranked = self._ranked[name] = tuple(sorted(found, key=_priority, reverse=True))
+        return ranked
 
     def modules_for(self, name_or_driver: str) -> tuple[str, ...]:
         """The provider modules that can register ``name_or_driver``, best first."""
         module = self.by_driver.get(name_or_driver)
         if module is not None:
             return (module,)
-        return tuple(module for _, module in self.offers.get(name_or_driver, ()))
+        return tuple(module for _, module in self.offers_for(name_or_driver))
 
     def priority_of(self, module: str, name: str) -> int:
         """The priority of ``module``'s driver of ``name`` (-1 if it offers none)."""
@@ -324,8 +331,8 @@ class Manifest:
         return -1
 
 
-def _best_first(offer: tuple[int, str]) -> int:
-    return -offer[0]  # sorted() is stable: equal priorities keep the table's order
+def _priority(offer: tuple[int, str]) -> int:
+    return offer[0]  # sorted() is stable, reversed too: equal priorities keep table order
 
 
 DEFAULT_MANIFEST = Manifest()

@@ -63,14 +63,14 @@ class Loader:
 
     def best_unloaded(self, name: str) -> int:
         """The priority of the best provider of ``name`` not imported yet, else -1."""
-        for priority, module in self.manifest.offers.get(name, ()):
+        for priority, module in self.manifest.offers_for(name):
             if module not in self._loaded:
                 return priority
         return -1
 
     def load_next(self, name: str) -> None:
         """Import the best provider of ``name`` not imported yet (if any)."""
-        for _, module in self.manifest.offers.get(name, ()):
+        for _, module in self.manifest.offers_for(name):
             if module not in self._loaded:
                 self.ensure_loaded(module)
                 return

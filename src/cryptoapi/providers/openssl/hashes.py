@@ -1,16 +1,19 @@
-"""OpenSSL's message digests through ``hashlib`` (priority 300).
+"""OpenSSL's message digests through CPython's OpenSSL binding, ``_hashlib`` (priority 300).
 
-hashlib's objects already are the hash states a ``shash`` core needs (update, digest,
-copy), so each algorithm is hashlib's named constructor wrapped in :class:`UnkeyedHash`.
-Only digests this OpenSSL build offers are registered (a FIPS build may lack md5).
+Its objects already are the hash states a ``shash`` core needs (update, digest, copy), so
+each algorithm is its named constructor (``openssl_sha256``, which is what
+``hashlib.sha256`` is under OpenSSL) wrapped in :class:`UnkeyedHash`. ``hashlib`` itself is
+not imported: it also loads ``_blake2`` and probes every constructor, 2 ms that a first
+sha256 digest does not need. Only digests this OpenSSL build offers are registered (a FIPS
+build may lack md5); a Python without ``_hashlib`` has no OpenSSL hashes to offer.
 """
 
-import hashlib
+import _hashlib
 
 from cryptoapi.alg import PRIORITY_OPENSSL, Algorithm
 from cryptoapi.transforms.shash import unkeyed_shash
 
-# Our name -> hashlib's name (SHA-3 is spelt with an underscore there).
+# Our name -> OpenSSL's name as _hashlib spells its constructors (SHA-3 with an underscore).
 _HASHLIB_NAMES = {
     "md5": "md5",
     "sha1": "sha1",
@@ -27,7 +30,7 @@ _HASHLIB_NAMES = {
 
 def _openssl_hash(name: str, hashlib_name: str) -> Algorithm | None:
     try:
-        new = getattr(hashlib, hashlib_name)
+        new = getattr(_hashlib, f"openssl_{hashlib_name}")
         probe = new()
     except (AttributeError, ValueError):  # absent or disabled in this OpenSSL build
         return None
