@@ -4,9 +4,12 @@ fix (with tests off, every registration still started a do-nothing thread and wa
 Run: ``python -m bench.boot``. All modes are timed alternately in one run; imports are
 warmed first, so this measures registration and testing, not module loading. ``full``
 fuzzes every implementation at each bring-up (about a minute), so it runs in the first
-``FULL_ROUNDS`` rounds only.
+``FULL_ROUNDS`` rounds only. Each bring-up starts after a garbage collection, so none pays
+for the garbage of the one before (the thread model leaves a lot), as ``timeit`` keeps the
+collector out of what it times.
 """
 
+import gc
 import random
 import statistics
 import threading
@@ -20,6 +23,7 @@ FULL_ROUNDS = 2
 
 
 def bring_up(mode: str, trace: Callable[[TraceEvent], None] | None = None) -> float:
+    gc.collect()
     started = time.perf_counter()
     registry = Registry(mode, trace=trace)
     registry.load_all()

@@ -102,6 +102,20 @@ def test_hkdf_matches_cryptography(hash_name):
 
 
 @pytest.mark.parametrize("hash_name", sorted(HASHES))
+@pytest.mark.parametrize("blocks", [1, 2, 3, 4])
+def test_hkdf_matches_cryptography_either_side_of_block_boundaries(hash_name, blocks):
+    """One block is one OpenSSL HMAC, more are one HKDFExpand: lengths either side of the
+    first few block boundaries."""
+    size = HASHES[hash_name].digest_size
+    for length in (blocks * size - 1, blocks * size, blocks * size + 1):
+        expected = HKDF(HASHES[hash_name](), length, b"salt", b"info").derive(b"ikm")
+        assert (
+            kdf(f"hkdf-hmac-{hash_name}-openssl", b"ikm", salt=b"salt").derive(b"info", length)
+            == expected
+        )
+
+
+@pytest.mark.parametrize("hash_name", sorted(HASHES))
 def test_counter_mode_with_label_and_context_matches_kbkdfhmac(hash_name):
     """cryptography builds Label || 0x00 || Context || [L]_32 itself here."""
     rng = random.Random(SEED + 2)

@@ -170,6 +170,18 @@ def test_hkdf_extracts_in_setkey_with_hashlen_zeros_for_no_salt():
     assert kdf.derive(b"info", 32) == hmac_sha256(hmac_sha256(b"salt", b"ikm"), b"info\x01")
 
 
+@pytest.mark.parametrize("driver", ["hkdf-hmac-sha256-openssl", "hkdf(hmac(sha256-generic))"])
+def test_hkdf_salt_may_be_any_buffer_and_none_is_no_salt(driver):
+    """As ``cryptography``'s HKDF takes ``salt=None`` for no salt."""
+    kdf = registry.alloc_kdf(driver)
+    expected = hmac_sha256(hmac_sha256(b"salt", b"ikm"), b"info\x01")
+    for salt in (b"salt", bytearray(b"salt"), memoryview(b"salt")):
+        kdf.setkey(b"ikm", salt=salt)
+        assert kdf.derive(b"info", 32) == expected
+    kdf.setkey(b"ikm", salt=None)
+    assert kdf.derive(b"info", 32) == hmac_sha256(hmac_sha256(bytes(32), b"ikm"), b"info\x01")
+
+
 def test_a_kdf_is_rekeyable_and_a_failed_setkey_keeps_the_old_key():
     kdf = keyed("kdf108ctr(cmac(aes))", bytes(16))
     before = kdf.derive(FIXED, 16)

@@ -48,16 +48,28 @@ class Kdf(Transform):
         self._primary: KdfCore = alg.create()
         self._core: KdfCore = NO_KEY
 
-    def setkey(self, key: Buffer, **options: Any) -> None:
-        """Set the key derivation key (HKDF: the input keying material, plus ``salt``)."""
+    def setkey(self, key: Buffer, salt: Buffer | None = None, **options: Any) -> None:
+        """Set the key derivation key (HKDF: the input keying material, plus ``salt``).
+
+        ``salt`` is named rather than left in ``options`` because HKDF's setkey is the
+        common keyed call: the core then gets it as one keyword, not a dict rebuilt."""
         if type(key) is not bytes:  # bytes pass as they are: the common case, checked fast
             key = bytes(check_buffer(key, "key"))
         if not key:
             raise InvalidKey(f"{self.alg_name}: the key must not be empty")
-        for name, value in options.items():  # ``options`` is this call's own dict
-            if type(value) is not bytes:
-                options[name] = bytes(check_buffer(value, name))
-        self._primary.setkey(key, **options)
+        if salt is not None and type(salt) is not bytes:
+            salt = bytes(check_buffer(salt, "salt"))
+        if options:
+            for name, value in options.items():  # ``options`` is this call's own dict
+                if type(value) is not bytes:
+                    options[name] = bytes(check_buffer(value, name))
+            if salt is not None:
+                options["salt"] = salt
+            self._primary.setkey(key, **options)
+        elif salt is not None:
+            self._primary.setkey(key, salt=salt)
+        else:
+            self._primary.setkey(key)
         self._core = self._primary
 
     def derive(self, fixed_input: Buffer, length: int, **options: Any) -> bytes:

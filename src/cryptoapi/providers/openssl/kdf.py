@@ -86,18 +86,18 @@ class Hkdf:
     """``hkdf(hmac(H))``: PRK from one OpenSSL HMAC; OKM from another (one block) or from
     ``HKDFExpand``."""
 
-    __slots__ = ("_digest", "_hash", "_name", "_prk")
+    __slots__ = ("_digest", "_hash", "_name", "_prk", "_size")
 
     def __init__(self, name: str, hash_name: str, hash_algorithm: hashes.HashAlgorithm) -> None:
         self._name = name
         self._digest = hash_name
         self._hash = hash_algorithm
+        self._size = hash_algorithm.digest_size
         self._prk = b""
 
-    def setkey(self, ikm: bytes, /, **options: Any) -> None:
+    def setkey(self, ikm: bytes, /, salt: bytes = b"", **options: Any) -> None:
         """Extract (§2.2): PRK = HMAC(salt, IKM); no salt (or an empty one) is HashLen zeros,
         which as an HMAC key is the same as an empty one."""
-        salt = options.pop("salt", b"")
         if options:
             reject_unknown(self._name, options, ("salt",))
         self._prk = hmac_new(salt, ikm, self._digest).digest()
@@ -107,7 +107,7 @@ class Hkdf:
         T(1) = HMAC(PRK, info | 0x01) alone when one block will do."""
         if options:
             reject_unknown(self._name, options)
-        size = self._hash.digest_size
+        size = self._size
         if length <= size:
             return hmac_new(self._prk, info + b"\x01", self._digest).digest()[:length]
         if length > MAX_BLOCKS * size:
