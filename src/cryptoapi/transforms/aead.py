@@ -15,7 +15,7 @@ the driver's function through the transform with nothing in between.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument
@@ -26,6 +26,8 @@ from cryptoapi.transforms.base import (
     check_int,
 )
 from cryptoapi.transforms.keyed import KeyedTransform
+
+TYPE_CHECKING = False  # mypy sets it true
 
 if TYPE_CHECKING:
     from collections.abc import Callable
