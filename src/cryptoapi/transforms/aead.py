@@ -147,38 +147,15 @@ class Aead(KeyedTransform[AeadCore]):
 
     # The per-message methods keep the common case (bytes in, the IV in range, any assoc
     # or an ESP-sized one) to a few comparisons: at IPsec packet sizes the checks would
-    # otherwise cost as much as OpenSSL. With a native core, the common case is these
-    # comparisons and the native call; everything else takes the checked path.
+    # otherwise cost as much as OpenSSL. With a native core, the common case is the type
+    # checks, one range check and the native call; everything else reaches the core.
 
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || tag."""
-        if (
-            type(iv) is bytes
-            and self._nativemin <= len(iv) <= self._nativemax
-            and type(plaintext) is bytes
-            and type(assoc) is bytes
-        ):
-            return self._native.seal(iv, plaintext, assoc)
-        return self._encrypt(iv, plaintext, assoc)
-
-    def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
-        """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
-        if (
-            type(iv) is bytes
-            and self._nativemin <= len(iv) <= self._nativemax
-            and type(data) is bytes
-            and type(assoc) is bytes
-            and len(data) >= self.authsize
-        ):
-            native = self._native
-            try:
-                return native.open(iv, data, assoc)
-            except native.forged:
-                raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
-        return self._decrypt(iv, data, assoc)
-
-    def _encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer) -> bytes:
-        if not (type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes):
+        if type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes:
+            if self._nativemin <= len(iv) <= self._nativemax:
+                return self._native.seal(iv, plaintext, assoc)
+        else:
             iv, plaintext, assoc = self._normalize(iv, plaintext, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
             self._bad_iv(iv)
@@ -187,10 +164,18 @@ class Aead(KeyedTransform[AeadCore]):
         try:
             return self._core.encrypt(iv, plaintext, assoc)
         except NeedFallback as reason:
-            return self._serve_by_backup(lambda core: core.encrypt(iv, plaintext, assoc), reason)
+            return self._encrypt_by_backup(iv, plaintext, assoc, reason)
 
-    def _decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer) -> bytes:
-        if not (type(iv) is bytes and type(data) is bytes and type(assoc) is bytes):
+    def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
+        """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
+        if type(iv) is bytes and type(data) is bytes and type(assoc) is bytes:
+            if self._nativemin <= len(iv) <= self._nativemax and len(data) >= self.authsize:
+                native = self._native
+                try:
+                    return native.open(iv, data, assoc)
+                except native.forged:
+                    raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
+        else:
             iv, data, assoc = self._normalize(iv, data, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
             self._bad_iv(iv)
@@ -203,7 +188,20 @@ class Aead(KeyedTransform[AeadCore]):
         try:
             return self._core.decrypt(iv, data, assoc)
         except NeedFallback as reason:
-            return self._serve_by_backup(lambda core: core.decrypt(iv, data, assoc), reason)
+            return self._decrypt_by_backup(iv, data, assoc, reason)
+
+    # The backup calls are methods of their own so that encrypt and decrypt capture no
+    # variables: a closure there would make every argument a cell, on every packet.
+
+    def _encrypt_by_backup(
+        self, iv: bytes, plaintext: Buffer, assoc: Buffer, reason: NeedFallback
+    ) -> bytes:
+        return self._serve_by_backup(lambda core: core.encrypt(iv, plaintext, assoc), reason)
+
+    def _decrypt_by_backup(
+        self, iv: bytes, data: Buffer, assoc: Buffer, reason: NeedFallback
+    ) -> bytes:
+        return self._serve_by_backup(lambda core: core.decrypt(iv, data, assoc), reason)
 
     @staticmethod
     def _normalize(iv: Buffer, data: Buffer, assoc: Buffer) -> tuple[bytes, Buffer, Buffer]:

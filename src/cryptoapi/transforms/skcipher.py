@@ -33,14 +33,23 @@ class Skcipher(KeyedTransform[SkcipherCore]):
         try:
             return self._core.encrypt(iv, data)
         except NeedFallback as reason:
-            return self._serve_by_backup(lambda core: core.encrypt(iv, data), reason)
+            return self._encrypt_by_backup(iv, data, reason)
 
     def decrypt(self, iv: Buffer, data: Buffer) -> bytes:
         iv, data = self._check(iv, data)
         try:
             return self._core.decrypt(iv, data)
         except NeedFallback as reason:
-            return self._serve_by_backup(lambda core: core.decrypt(iv, data), reason)
+            return self._decrypt_by_backup(iv, data, reason)
+
+    # Methods of their own, as in the aead transform: a closure in encrypt or decrypt would
+    # make their arguments cells on every call.
+
+    def _encrypt_by_backup(self, iv: bytes, data: Buffer, reason: NeedFallback) -> bytes:
+        return self._serve_by_backup(lambda core: core.encrypt(iv, data), reason)
+
+    def _decrypt_by_backup(self, iv: bytes, data: Buffer, reason: NeedFallback) -> bytes:
+        return self._serve_by_backup(lambda core: core.decrypt(iv, data), reason)
 
     def _check(self, iv: Buffer, data: Buffer) -> tuple[bytes, Buffer]:
         iv = check_buffer(iv, "iv")
