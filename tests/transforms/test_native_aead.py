@@ -16,6 +16,7 @@ from cryptoapi import (
     Registry,
 )
 from cryptoapi.providers.openssl.aead import AesGcm, ChaChaPoly
+from cryptoapi.providers.openssl.esp import Rfc4106Gcm, Rfc7539Esp
 
 KEY = bytes(range(32))
 CALLS: list[str] = []
@@ -164,8 +165,47 @@ def test_openssl_drivers_serve_packets_natively(monkeypatch, name, core, key, pe
     assert tfm.decrypt(bytes(12), sealed, b"assoc") == b"message"
 
 
-def test_names_with_an_assoc_rule_keep_their_check():
+@pytest.mark.parametrize(
+    "name, core, key, peer",
+    [
+        ("rfc4106-gcm-aes-openssl", Rfc4106Gcm, KEY[:16], AESGCM),
+        ("rfc7539esp-chacha20-poly1305-openssl", Rfc7539Esp, KEY, ChaCha20Poly1305),
+    ],
+)
+def test_esp_drivers_serve_packets_natively_with_the_salt_as_nonce_prefix(
+    monkeypatch, name, core, key, peer
+):
+    def not_reached(*args):
+        raise AssertionError("the core's Python method served the packet")
+
+    tfm = Registry("off").alloc_aead(name)
+    tfm.setkey(key + b"salt")
+    monkeypatch.setattr(core, "encrypt", not_reached)
+    monkeypatch.setattr(core, "decrypt", not_reached)
+    iv, assoc = bytes(range(8)), bytes(8)  # SPI || sequence number
+    sealed = tfm.encrypt(iv, b"packet", assoc)
+    assert sealed == peer(key).encrypt(b"salt" + iv, b"packet", assoc)
+    assert tfm.decrypt(iv, sealed, assoc) == b"packet"
+    forged = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    with pytest.raises(BadMessage, match="the tag does not verify"):
+        tfm.decrypt(iv, forged, assoc)
+
+
+def test_names_with_an_assoc_rule_keep_their_check_on_the_native_path():
     tfm = Registry("off").alloc_aead("rfc4106(gcm(aes))")
     tfm.setkey(KEY[:20])
-    with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
-        tfm.encrypt(bytes(8), b"message", b"assoc")
+    for bad in (b"assoc", bytes(16)):
+        with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
+            tfm.encrypt(bytes(8), b"message", bad)
+        with pytest.raises(InvalidArgument, match="assoc must be 8 or 12 bytes"):
+            tfm.decrypt(bytes(8), bytes(32), bad)
+
+
+def test_a_truncated_esp_icv_goes_through_the_core():
+    tfm = Registry("off").alloc_aead("rfc4106-gcm-aes-openssl")
+    tfm.setkey(KEY[:16] + b"salt")
+    tfm.setauthsize(12)
+    sealed = tfm.encrypt(bytes(8), b"packet", bytes(8))
+    full = AESGCM(KEY[:16]).encrypt(b"salt" + bytes(8), b"packet", bytes(8))
+    assert sealed == full[:-4]
+    assert tfm.decrypt(bytes(8), sealed, bytes(8)) == b"packet"

@@ -8,9 +8,10 @@ the name, so one-piece drivers and template instances refuse exactly the same in
 
 A core whose encrypt and decrypt, at its current key and tag length, would only forward to
 one native call may also have ``native()`` returning a :class:`Native`: the transform then
-calls that directly for the common case (bytes in, an IV length the native call takes), one
-Python frame per packet instead of two, as the kernel's ``crypto_aead_encrypt()`` calls
-the driver's function through the transform with nothing in between.
+calls that directly for the common case (bytes in, an IV length the native call takes, an
+assoc length the name allows), one Python frame per packet instead of two, as the kernel's
+``crypto_aead_encrypt()`` calls the driver's function through the transform with nothing
+in between.
 """
 
 from __future__ import annotations
@@ -65,11 +66,13 @@ class AeadCore(Protocol):
 
 
 class Native:
-    """A core's encrypt and decrypt as the native calls they forward to: ``seal(iv,
-    plaintext, assoc)`` returns ciphertext || tag, ``open(iv, data, assoc)`` the plaintext
-    or raises ``forged``; both for bytes arguments and IV lengths in ``ivs`` only."""
+    """A core's encrypt and decrypt as the native calls they forward to: ``seal(nonce,
+    plaintext, assoc)`` returns ciphertext || tag, ``open(nonce, data, assoc)`` the
+    plaintext or raises ``forged``; both for bytes arguments and IV lengths in ``ivs`` only.
+    The nonce is ``prefix`` || IV: ESP's AEADs keep a salt at the end of the key (RFC 4106
+    §4, RFC 7634 §2), for other names the prefix is empty and the nonce is the IV."""
 
-    __slots__ = ("forged", "ivs", "open", "seal")
+    __slots__ = ("forged", "ivs", "open", "prefix", "seal")
 
     def __init__(
         self,
@@ -77,8 +80,10 @@ class Native:
         open: Callable[[bytes, bytes, bytes], bytes],
         ivs: range,
         forged: type[Exception],
+        prefix: bytes = b"",
     ) -> None:
         self.seal, self.open, self.ivs, self.forged = seal, open, ivs, forged
+        self.prefix = prefix
 
 
 def _unbound(iv: bytes, data: bytes, assoc: bytes) -> bytes:
@@ -93,7 +98,8 @@ class Aead(KeyedTransform[AeadCore]):
     """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``)."""
 
     __slots__ = (
-        "_assocsizes", "_ivmax", "_ivmin", "_native", "_nativemax", "_nativemin", "authsize",
+        "_assocsizes", "_ivmax", "_ivmin", "_native", "_nativemax", "_nativemin", "_prefix",
+        "authsize",
     )  # fmt: skip
 
     def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
@@ -135,13 +141,14 @@ class Aead(KeyedTransform[AeadCore]):
 
     def _bind_native(self) -> None:
         """Take the serving core's native calls for the IV lengths both it and the name
-        allow; none (an empty range) before a key, for names with an assoc rule, and for
-        cores without them (a truncated tag, a fault-injecting wrapper, most drivers)."""
+        allow; none (an empty range) before a key and for cores without them (a truncated
+        tag, a fault-injecting wrapper, most drivers)."""
         offer = getattr(self._core, "native", None) if self._key else None
         native: Native | None = offer() if offer is not None else None
-        if native is None or self._assocsizes:
+        if native is None:
             native = NO_NATIVE
         self._native = native
+        self._prefix = native.prefix
         self._nativemin = max(self._ivmin, native.ivs.start)
         self._nativemax = min(self._ivmax, native.ivs.stop - 1)
 
@@ -153,8 +160,11 @@ class Aead(KeyedTransform[AeadCore]):
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || tag."""
         if type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes:
-            if self._nativemin <= len(iv) <= self._nativemax:
-                return self._native.seal(iv, plaintext, assoc)
+            if self._nativemin <= len(iv) <= self._nativemax and (
+                not self._assocsizes or len(assoc) in self._assocsizes
+            ):
+                prefix = self._prefix  # b"" or ESP's salt; not added when empty (a copy)
+                return self._native.seal(prefix + iv if prefix else iv, plaintext, assoc)
         else:
             iv, plaintext, assoc = self._normalize(iv, plaintext, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
@@ -169,10 +179,14 @@ class Aead(KeyedTransform[AeadCore]):
     def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
         """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
         if type(iv) is bytes and type(data) is bytes and type(assoc) is bytes:
-            if self._nativemin <= len(iv) <= self._nativemax and len(data) >= self.authsize:
-                native = self._native
+            if (
+                self._nativemin <= len(iv) <= self._nativemax
+                and len(data) >= self.authsize
+                and (not self._assocsizes or len(assoc) in self._assocsizes)
+            ):
+                native, prefix = self._native, self._prefix
                 try:
-                    return native.open(iv, data, assoc)
+                    return native.open(prefix + iv if prefix else iv, data, assoc)
                 except native.forged:
                     raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
         else:

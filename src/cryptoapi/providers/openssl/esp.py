@@ -17,8 +17,10 @@ from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
 from cryptoapi.errors import BadMessage, InvalidKey
 from cryptoapi.providers.openssl.aead import GCM_TAG, AesGcm
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import Native
 
 SALT_SIZE = 4
+ESP_IV = range(8, 9)  # RFC 4106 §3.1, RFC 7634 §2: an 8-byte IV
 CHACHA_KEY = 32
 
 
@@ -53,6 +55,12 @@ class Rfc4106Gcm:
         self._authsize = authsize
         self._gcm.setauthsize(authsize)
 
+    def native(self) -> Native | None:
+        """AESGCM itself with the salt as nonce prefix, while the ICV is full length."""
+        if self._authsize != GCM_TAG:
+            return None
+        return Native(self._aead.encrypt, self._aead.decrypt, ESP_IV, InvalidTag, self._salt)
+
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         if self._authsize == GCM_TAG:  # the common ICV: straight to OpenSSL, one call
             return self._aead.encrypt(self._salt + iv, plaintext, assoc)
@@ -81,6 +89,10 @@ class Rfc7539Esp:
 
     def setauthsize(self, authsize: int, /) -> None:
         """Only the 16-byte tag exists; the transform has already checked it."""
+
+    def native(self) -> Native | None:
+        """ChaCha20Poly1305 itself with the salt as nonce prefix."""
+        return Native(self._aead.encrypt, self._aead.decrypt, ESP_IV, InvalidTag, self._salt)
 
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         return self._aead.encrypt(self._salt + iv, plaintext, assoc)
