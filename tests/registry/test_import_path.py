@@ -52,6 +52,34 @@ def test_the_first_digest_loads_only_listed_modules():
     assert loaded >= OURS  # the list is the real path, not a wish
 
 
+FIRST_AEAD = """
+import json, sys
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+before = set(sys.modules)
+import cryptoapi
+aead = cryptoapi.alloc_aead("gcm(aes)")
+aead.setkey(bytes(16))
+assert aead.encrypt(bytes(12), b"", b"") == AESGCM(bytes(16)).encrypt(bytes(12), b"", b"")
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.startswith("cryptoapi"))))
+"""
+
+AEAD_PATH = (OURS - {"cryptoapi.providers.openssl.hashes"}) | {
+    "cryptoapi.providers.openssl.aead", "cryptoapi.providers.records",
+    "cryptoapi.transforms.aead", "cryptoapi.transforms.keyed",
+}  # fmt: skip
+"""cryptoapi's modules on the path to a first AES-GCM encryption: OpenSSL's AEAD driver and
+the shape table it registers through; no generic provider (XChaCha20's HChaCha20 is in a
+module of its own), no legacy-cipher or key-agreement table."""
+
+
+def test_the_first_aead_loads_only_its_own_modules():
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_AEAD], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert set(json.loads(result.stdout)) == AEAD_PATH
+
+
 HEAVY = ("typing", "dataclasses", "re", "inspect", "contextlib", "threading", "enum", "json")
 
 

@@ -4,7 +4,7 @@ An algorithm's type and sizes (block, IV and key sizes, tag sizes, the data rule
 facts of the algorithm, not of an implementation: every provider registers a name through
 :func:`record`, so all implementations of a name agree on what is valid input. The legacy
 IPsec ciphers' and the key-agreement algorithms' shapes come from their own tables
-(:mod:`~cryptoapi.providers.legacy_records`, :mod:`~cryptoapi.providers.records`).
+(:mod:`~cryptoapi.providers.legacy_records`, :mod:`~cryptoapi.providers.kpp_records`).
 
 The kernel registers blake2b-*, crc32c and xxhash64 as keyed ``shash`` algorithms whose key
 is optional (``CRYPTO_ALG_OPTIONAL_KEY``); here they are ``optional_key`` shashes that
@@ -15,8 +15,6 @@ kk = 0), the seed ``ff ff ff ff`` for crc32c, seed 0 for xxhash64.
 from __future__ import annotations
 
 from cryptoapi.alg import Algorithm, AlgType
-from cryptoapi.providers.kpp_records import SHAPES as KPP_SHAPES
-from cryptoapi.providers.legacy_records import SHAPES as LEGACY_SHAPES
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -144,20 +142,29 @@ _HASHES_AND_CIPHERS: dict[str, tuple[AlgType, dict[str, Any]]] = {
     ),
 }
 
-SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {
-    **_CLASSIC,
-    **_HASHES_AND_CIPHERS,
-    **LEGACY_SHAPES,
-    **KPP_SHAPES,
-}
-"""Name -> (type, sizes) for :func:`record`."""
+SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {**_CLASSIC, **_HASHES_AND_CIPHERS}
+"""Name -> (type, sizes) for :func:`record`, but for the legacy IPsec ciphers' and the
+key-agreement algorithms', which their own tables state (read only by their providers, so
+that an AES-GCM provider does not import the DH key format)."""
+
+
+def shape(name: str) -> tuple[AlgType, dict[str, Any]]:
+    """The (type, sizes) of ``name``: from SHAPES, else the legacy or kpp table (KeyError
+    for a name none of them states)."""
+    found = SHAPES.get(name)
+    if found is not None:
+        return found
+    from cryptoapi.providers.kpp_records import SHAPES as KPP_SHAPES
+    from cryptoapi.providers.legacy_records import SHAPES as LEGACY_SHAPES
+
+    return LEGACY_SHAPES.get(name) or KPP_SHAPES[name]
 
 
 def record(
     name: str, driver: str, create: Callable[[], object], *, provider: str, priority: int
 ) -> Algorithm:
-    """The registration record of one implementation of ``name``, shaped by SHAPES."""
-    kind, sizes = SHAPES[name]
+    """The registration record of one implementation of ``name``, shaped by :func:`shape`."""
+    kind, sizes = shape(name)
     return Algorithm(
         name=name,
         driver=driver,

@@ -99,6 +99,8 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("gcm(aes)", "gcm-aes-openssl"),
         ("ccm(aes)", "ccm-aes-openssl"),
         ("rfc7539(chacha20,poly1305)", "rfc7539-chacha20-poly1305-openssl"),
+    ),
+    "cryptoapi.providers.openssl.xchacha20poly1305": (
         ("xchacha20poly1305", "xchacha20poly1305-openssl"),
     ),
     "cryptoapi.providers.openssl.esp": (

@@ -1,5 +1,5 @@
-"""OpenSSL's AEADs through ``cryptography``: AES-GCM, AES-CCM, ChaCha20-Poly1305 (300) and
-XChaCha20-Poly1305 (200: the generic HChaCha20 derives the subkey, OpenSSL seals).
+"""OpenSSL's AEADs through ``cryptography``: AES-GCM, AES-CCM and ChaCha20-Poly1305 (300);
+XChaCha20-Poly1305 is :mod:`~cryptoapi.providers.openssl.xchacha20poly1305`'s.
 
 OpenSSL takes GCM IVs of 8 to 128 bytes only; SP 800-38D allows any non-empty IV, so other
 lengths raise :class:`NeedFallback` and the transform serves them from the next
@@ -10,9 +10,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
-from cryptoapi.alg import PRIORITY_OPENSSL, PRIORITY_PURE, Buffer
+from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
 from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
-from cryptoapi.providers.generic.chacha20 import hchacha20
 from cryptoapi.providers.records import record
 from cryptoapi.transforms.aead import Native
 from cryptoapi.transforms.base import NeedFallback
@@ -22,7 +21,8 @@ GCM_IV_RANGE = range(8, 129)  # what OpenSSL (through cryptography) accepts
 CHACHA_NONCE = range(12, 13)
 
 
-def _forged(name: str) -> BadMessage:
+def forged(name: str) -> BadMessage:
+    """The error of a tag that does not verify (no plaintext is released)."""
     return BadMessage(f"{name}: the tag does not verify")
 
 
@@ -59,7 +59,7 @@ class AesGcm:
                 return self._aead.decrypt(iv, data, assoc)
             return self._decrypt_truncated(iv, bytes(data), assoc)
         except InvalidTag:
-            raise _forged("gcm(aes)") from None
+            raise forged("gcm(aes)") from None
 
     def _decrypt_truncated(self, iv: bytes, data: bytes, assoc: Buffer) -> bytes:
         body, tag = data[: -self._authsize], data[-self._authsize :]
@@ -110,7 +110,7 @@ class AesCcm:
         try:
             return self._aead.decrypt(iv, data, assoc)
         except InvalidTag:
-            raise _forged("ccm(aes)") from None
+            raise forged("ccm(aes)") from None
         except ValueError as error:
             raise InvalidArgument(f"ccm(aes): {error}") from None
 
@@ -140,30 +140,7 @@ class ChaChaPoly:
         try:
             return self._aead.decrypt(iv, data, assoc)
         except InvalidTag:
-            raise _forged(self.name) from None
-
-
-class XChaChaPoly(ChaChaPoly):
-    """``xchacha20poly1305`` (draft-irtf-cfrg-xchacha-03 §2): subkey from HChaCha20 over
-    the first 16 nonce bytes, then ChaCha20-Poly1305 with nonce 0^4 || the last 8."""
-
-    name = "xchacha20poly1305"
-
-    def native(self) -> None:
-        """None: each message derives its own subkey in Python first."""
-
-    def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
-        return ChaCha20Poly1305(hchacha20(self._key, iv[:16])).encrypt(
-            bytes(4) + iv[16:], plaintext, assoc
-        )
-
-    def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes:
-        try:
-            return ChaCha20Poly1305(hchacha20(self._key, iv[:16])).decrypt(
-                bytes(4) + iv[16:], data, assoc
-            )
-        except InvalidTag:
-            raise _forged(self.name) from None
+            raise forged(self.name) from None
 
 
 ALGORITHMS = (
@@ -175,12 +152,5 @@ ALGORITHMS = (
         ChaChaPoly,
         provider="openssl",
         priority=PRIORITY_OPENSSL,
-    ),
-    record(
-        "xchacha20poly1305",
-        "xchacha20poly1305-openssl",
-        XChaChaPoly,
-        provider="openssl",
-        priority=PRIORITY_PURE,
     ),
 )
