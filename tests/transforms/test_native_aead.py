@@ -209,3 +209,33 @@ def test_a_truncated_esp_icv_goes_through_the_core():
     full = AESGCM(KEY[:16]).encrypt(b"salt" + bytes(8), b"packet", bytes(8))
     assert sealed == full[:-4]
     assert tfm.decrypt(bytes(8), sealed, bytes(8)) == b"packet"
+
+
+def test_a_packet_never_sees_half_of_a_rebinding():
+    """One thread switches the tag length (binding and unbinding the native calls) while
+    another encrypts: every packet is a whole 16- or 12-byte-tag encryption, never a call
+    with one binding's range and another's function."""
+    import sys
+    import threading
+
+    tfm = Registry("off").alloc_aead("gcm-aes-openssl")
+    tfm.setkey(KEY[:16])
+    full = AESGCM(KEY[:16]).encrypt(bytes(12), b"message", b"")
+    stop = threading.Event()
+
+    def switch():
+        while not stop.is_set():
+            tfm.setauthsize(12)
+            tfm.setauthsize(16)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    switcher = threading.Thread(target=switch)
+    switcher.start()
+    try:
+        for _ in range(20_000):
+            assert tfm.encrypt(bytes(12), b"message") in (full, full[:-4])
+    finally:
+        stop.set()
+        switcher.join()
+        sys.setswitchinterval(interval)

@@ -72,7 +72,7 @@ class Native:
     The nonce is ``prefix`` || IV: ESP's AEADs keep a salt at the end of the key (RFC 4106
     §4, RFC 7634 §2), for other names the prefix is empty and the nonce is the IV."""
 
-    __slots__ = ("forged", "ivs", "open", "prefix", "seal")
+    __slots__ = ("first", "forged", "ivs", "last", "open", "prefix", "seal")
 
     def __init__(
         self,
@@ -84,6 +84,12 @@ class Native:
     ) -> None:
         self.seal, self.open, self.ivs, self.forged = seal, open, ivs, forged
         self.prefix = prefix
+        self.first, self.last = ivs.start, ivs.stop - 1  # compared per packet
+
+    def within(self, low: int, high: int) -> Native:
+        """The same calls for the IV lengths that are also in ``low`` to ``high``."""
+        ivs = range(max(low, self.first), min(high, self.last) + 1)
+        return Native(self.seal, self.open, ivs, self.forged, self.prefix)
 
 
 def _unbound(iv: bytes, data: bytes, assoc: bytes) -> bytes:
@@ -98,8 +104,7 @@ class Aead(KeyedTransform[AeadCore]):
     """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``)."""
 
     __slots__ = (
-        "_assocsizes", "_ivmax", "_ivmin", "_native", "_nativemax", "_nativemin", "_prefix",
-        "authsize",
+        "_assocsizes", "_ivmax", "_ivmin", "_native", "authsize",
     )  # fmt: skip
 
     def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
@@ -142,15 +147,11 @@ class Aead(KeyedTransform[AeadCore]):
     def _bind_native(self) -> None:
         """Take the serving core's native calls for the IV lengths both it and the name
         allow; none (an empty range) before a key and for cores without them (a truncated
-        tag, a fault-injecting wrapper, most drivers)."""
+        tag, a fault-injecting wrapper, most drivers). One object, replaced whole: a packet
+        reads its calls and their IV range together, whatever a concurrent setkey does."""
         offer = getattr(self._core, "native", None) if self._key else None
         native: Native | None = offer() if offer is not None else None
-        if native is None:
-            native = NO_NATIVE
-        self._native = native
-        self._prefix = native.prefix
-        self._nativemin = max(self._ivmin, native.ivs.start)
-        self._nativemax = min(self._ivmax, native.ivs.stop - 1)
+        self._native = NO_NATIVE if native is None else native.within(self._ivmin, self._ivmax)
 
     # The per-message methods keep the common case (bytes in, the IV in range, any assoc
     # or an ESP-sized one) to a few comparisons: at IPsec packet sizes the checks would
@@ -160,11 +161,12 @@ class Aead(KeyedTransform[AeadCore]):
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || tag."""
         if type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes:
-            if self._nativemin <= len(iv) <= self._nativemax and (
+            native = self._native
+            if native.first <= len(iv) <= native.last and (
                 not self._assocsizes or len(assoc) in self._assocsizes
             ):
-                prefix = self._prefix  # b"" or ESP's salt; not added when empty (a copy)
-                return self._native.seal(prefix + iv if prefix else iv, plaintext, assoc)
+                prefix = native.prefix  # b"" or ESP's salt; not added when empty (a copy)
+                return native.seal(prefix + iv if prefix else iv, plaintext, assoc)
         else:
             iv, plaintext, assoc = self._normalize(iv, plaintext, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
@@ -179,12 +181,13 @@ class Aead(KeyedTransform[AeadCore]):
     def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
         """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
         if type(iv) is bytes and type(data) is bytes and type(assoc) is bytes:
+            native = self._native
             if (
-                self._nativemin <= len(iv) <= self._nativemax
+                native.first <= len(iv) <= native.last
                 and len(data) >= self.authsize
                 and (not self._assocsizes or len(assoc) in self._assocsizes)
             ):
-                native, prefix = self._native, self._prefix
+                prefix = native.prefix
                 try:
                     return native.open(prefix + iv if prefix else iv, data, assoc)
                 except native.forged:

@@ -44,26 +44,30 @@ class AesGcm:
             return None
         return Native(self._aead.encrypt, self._aead.decrypt, GCM_IV_RANGE, InvalidTag)
 
+    # Each call reads the tag length once: a setauthsize in another thread then changes
+    # which length a message gets, never the slicing of one (a 12-byte tag cut to 0).
+
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         if len(iv) not in GCM_IV_RANGE:
             raise NeedFallback
-        if self._authsize == GCM_TAG:
-            return self._aead.encrypt(iv, plaintext, assoc)
-        return self._aead.encrypt(iv, plaintext, assoc)[: self._authsize - GCM_TAG]
+        authsize = self._authsize
+        sealed = self._aead.encrypt(iv, plaintext, assoc)
+        return sealed if authsize == GCM_TAG else sealed[: authsize - GCM_TAG]
 
     def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes:
         if len(iv) not in GCM_IV_RANGE:
             raise NeedFallback
+        authsize = self._authsize
         try:
-            if self._authsize == GCM_TAG:
+            if authsize == GCM_TAG:
                 return self._aead.decrypt(iv, data, assoc)
-            return self._decrypt_truncated(iv, bytes(data), assoc)
+            return self._decrypt_truncated(iv, bytes(data), assoc, authsize)
         except InvalidTag:
             raise forged("gcm(aes)") from None
 
-    def _decrypt_truncated(self, iv: bytes, data: bytes, assoc: Buffer) -> bytes:
-        body, tag = data[: -self._authsize], data[-self._authsize :]
-        mode = modes.GCM(iv, tag, min_tag_length=self._authsize)
+    def _decrypt_truncated(self, iv: bytes, data: bytes, assoc: Buffer, authsize: int) -> bytes:
+        body, tag = data[:-authsize], data[-authsize:]
+        mode = modes.GCM(iv, tag, min_tag_length=authsize)
         context = Cipher(self._algorithm, mode).decryptor()
         context.authenticate_additional_data(assoc)
         plaintext = context.update(body)
