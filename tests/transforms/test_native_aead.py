@@ -7,6 +7,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from cryptoapi import (
+    Aead,
     Algorithm,
     AlgType,
     BadMessage,
@@ -118,6 +119,27 @@ def test_a_truncated_tag_unbinds_the_native_calls_and_the_full_one_rebinds_them(
     assert CALLS == ["core", "native"]
 
 
+def test_a_nonce_prefix_is_used_by_esp_names_only(registry, monkeypatch):
+    """A core of a name without ESP's rules that offers a prefixed nonce is not bypassed:
+    the prefix would be dropped."""
+    native = CountingGcm.native
+
+    def prefixed(self):
+        offer = native(self)
+        return (
+            None
+            if offer is None
+            else Native(offer.seal, offer.open, offer.ivs, InvalidTag, b"salt")
+        )
+
+    monkeypatch.setattr(CountingGcm, "native", prefixed)
+    tfm = keyed(registry)
+    assert tfm.encrypt(bytes(12), b"message") == AESGCM(KEY[:16]).encrypt(
+        bytes(12), b"message", b""
+    )
+    assert CALLS == ["core"]
+
+
 def test_before_a_key_nothing_is_bound(registry):
     tfm = registry.alloc_aead("gcm(aes)")
     with pytest.raises(InvalidArgument, match="no key is set"):
@@ -179,6 +201,7 @@ def test_esp_drivers_serve_packets_natively_with_the_salt_as_nonce_prefix(
         raise AssertionError("the core's Python method served the packet")
 
     tfm = Registry("off").alloc_aead(name)
+    assert isinstance(tfm, Aead)  # an EspAead: the assoc rule and the salt are its own
     tfm.setkey(key + b"salt")
     monkeypatch.setattr(core, "encrypt", not_reached)
     monkeypatch.setattr(core, "decrypt", not_reached)

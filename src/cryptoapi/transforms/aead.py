@@ -101,11 +101,18 @@ NO_NATIVE = Native(_unbound, _unbound, range(0), Exception)
 
 
 class Aead(KeyedTransform[AeadCore]):
-    """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``)."""
+    """An AEAD transform, as ``alloc_aead(name)`` returns it (authsize: ``maxauthsize``).
+
+    A name with an assoc rule (ESP's) gets an :class:`EspAead`, whose packets check that
+    rule and put the salt before the IV; others pay for neither."""
 
     __slots__ = (
         "_assocsizes", "_ivmax", "_ivmin", "_native", "authsize",
     )  # fmt: skip
+
+    def __new__(cls, alg: Algorithm, fallback: FallbackFactory | None = None) -> Aead:
+        made = EspAead if cls is Aead and assoc_sizes(alg.name) else cls
+        return object.__new__(made)
 
     def __init__(self, alg: Algorithm, fallback: FallbackFactory | None = None) -> None:
         super().__init__(alg, fallback)
@@ -145,28 +152,31 @@ class Aead(KeyedTransform[AeadCore]):
         self._bind_native()
 
     def _bind_native(self) -> None:
-        """Take the serving core's native calls for the IV lengths both it and the name
-        allow; none (an empty range) before a key and for cores without them (a truncated
-        tag, a fault-injecting wrapper, most drivers). One object, replaced whole: a packet
-        reads its calls and their IV range together, whatever a concurrent setkey does."""
+        """Take the serving core's native calls (without a nonce prefix: those are ESP's)."""
+        native = self._offered_native()
+        self._native = NO_NATIVE if native.prefix else native
+
+    def _offered_native(self) -> Native:
+        """The serving core's native calls for the IV lengths both it and the name allow;
+        none (an empty range) before a key and for cores without them (a truncated tag, a
+        fault-injecting wrapper, most drivers). One object, replaced whole: a packet reads
+        its calls and their IV range together, whatever a concurrent setkey does."""
         offer = getattr(self._core, "native", None) if self._key else None
         native: Native | None = offer() if offer is not None else None
-        self._native = NO_NATIVE if native is None else native.within(self._ivmin, self._ivmax)
+        return NO_NATIVE if native is None else native.within(self._ivmin, self._ivmax)
 
     # The per-message methods keep the common case (bytes in, the IV in range, any assoc
     # or an ESP-sized one) to a few comparisons: at IPsec packet sizes the checks would
     # otherwise cost as much as OpenSSL. With a native core, the common case is the type
     # checks, one range check and the native call; everything else reaches the core.
+    # (Here and in EspAead: a shared helper would be one more frame per packet.)
 
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || tag."""
         if type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes:
             native = self._native
-            if native.first <= len(iv) <= native.last and (
-                not self._assocsizes or len(assoc) in self._assocsizes
-            ):
-                prefix = native.prefix  # b"" or ESP's salt; not added when empty (a copy)
-                return native.seal(prefix + iv if prefix else iv, plaintext, assoc)
+            if native.first <= len(iv) <= native.last:
+                return native.seal(iv, plaintext, assoc)
         else:
             iv, plaintext, assoc = self._normalize(iv, plaintext, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
@@ -182,14 +192,9 @@ class Aead(KeyedTransform[AeadCore]):
         """Verify and decrypt ciphertext || tag; BadMessage (and no plaintext) if forged."""
         if type(iv) is bytes and type(data) is bytes and type(assoc) is bytes:
             native = self._native
-            if (
-                native.first <= len(iv) <= native.last
-                and len(data) >= self.authsize
-                and (not self._assocsizes or len(assoc) in self._assocsizes)
-            ):
-                prefix = native.prefix
+            if native.first <= len(iv) <= native.last and len(data) >= self.authsize:
                 try:
-                    return native.open(prefix + iv if prefix else iv, data, assoc)
+                    return native.open(iv, data, assoc)
                 except native.forged:
                     raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
         else:
@@ -237,3 +242,39 @@ class Aead(KeyedTransform[AeadCore]):
         low, high = self._ivmin, self._ivmax
         expected = f"{low}" if low == high else f"{low} to {high}"
         raise InvalidArgument(f"{self.alg_name}: the IV is {expected} bytes, got {len(iv)}")
+
+
+class EspAead(Aead):
+    """The transform of ESP's AEADs (``rfc4106``, ``rfc4309``, ``rfc4543``, ``rfc7539esp``):
+    ``assoc`` is ESP's AAD (8 or 12 bytes), and a native call takes the key's salt || the
+    IV as its nonce. A packet that misses the native path (a truncated ICV, another buffer
+    type, a bad length) takes :class:`Aead`'s checked path, never its native one."""
+
+    __slots__ = ("_esp",)
+
+    def _bind_native(self) -> None:
+        self._native = NO_NATIVE  # so that Aead's methods always take the checked path
+        self._esp = self._offered_native()
+
+    def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
+        """Encrypt and authenticate: returns ciphertext || ICV."""
+        if type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes:
+            native = self._esp
+            if native.first <= len(iv) <= native.last and len(assoc) in self._assocsizes:
+                return native.seal(native.prefix + iv, plaintext, assoc)
+        return super().encrypt(iv, plaintext, assoc)
+
+    def decrypt(self, iv: Buffer, data: Buffer, assoc: Buffer = b"") -> bytes:
+        """Verify and decrypt ciphertext || ICV; BadMessage (and no plaintext) if forged."""
+        if type(iv) is bytes and type(data) is bytes and type(assoc) is bytes:
+            native = self._esp
+            if (
+                native.first <= len(iv) <= native.last
+                and len(assoc) in self._assocsizes
+                and len(data) >= self.authsize
+            ):
+                try:
+                    return native.open(native.prefix + iv, data, assoc)
+                except native.forged:
+                    raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
+        return super().decrypt(iv, data, assoc)
