@@ -80,12 +80,20 @@ class SelfTestManager:
         broken: frozenset[str] | None = None,
     ) -> None:
         self.mode = mode
-        self.workers = workers or default_workers()
+        self._workers = workers or None  # 0 or None: the default
         self.fuzz_iterations = fuzz_iterations
         self.fuzzer: Fuzzer | None = None
         self.fuzz_seed = 0  # set with the fuzzer: the seed that replays its cases
         self.broken = broken_from_env() if broken is None else broken
         self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def workers(self) -> int:
+        """The eager pool's size: as asked, else ``min(4, CPUs)``, counted when first
+        needed (``os.cpu_count`` reads sysfs: 10 us, most of a registry's bring-up)."""
+        if self._workers is None:
+            self._workers = default_workers()
+        return self._workers
 
     @property
     def at_registration(self) -> bool:
