@@ -437,7 +437,23 @@ def _classify_ipv4(packet: bytes, kinds: Kinds, udp_port: int) -> None:
             kinds.esp_udp += 1
             kinds.spis.add(int.from_bytes(body[8:12], "big"))
             return
-    kinds.other.append(f"IPv4 protocol {proto}, {len(packet)} bytes")
+    kinds.other.append(f"IPv4 protocol {proto}, {len(packet)} bytes{_icmp_detail(proto, packet)}")
+
+
+def _icmp_detail(proto: int, packet: bytes) -> str:
+    """For an ICMP packet, what it is and what it quotes: the words an unexpected one needs
+    in a failed assertion (an error quoting an ESP packet, an echo that left the tunnel)."""
+    header = (packet[0] & 0x0F) * 4
+    icmp = packet[header:]
+    if proto != 1 or len(icmp) < 8:
+        return ""
+    detail = f" (ICMP type {icmp[0]} code {icmp[1]}, {'.'.join(map(str, packet[12:16]))}"
+    detail += f" -> {'.'.join(map(str, packet[16:20]))}"
+    quoted = icmp[8:]
+    if icmp[0] in (3, 11, 12) and len(quoted) >= 20:
+        length = int.from_bytes(quoted[2:4], "big")
+        detail += f", quoting IPv4 protocol {quoted[9]} of {length} bytes"
+    return detail + ")"
 
 
 # -- the tools, run inside a namespace ---------------------------------------------------
