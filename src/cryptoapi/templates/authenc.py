@@ -23,8 +23,9 @@ HMAC-SHA-256-128, -384-192 and -512-256 (16, 24, 32 bytes; RFC 4868 §2), set wi
 import hmac
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
-from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
+from cryptoapi.errors import InvalidArgument, InvalidKey
 from cryptoapi.templates._modes import byte_view, require
+from cryptoapi.transforms.aead import forged
 from cryptoapi.transforms.cores import ShashCore
 from cryptoapi.transforms.skcipher import SkcipherCore
 
@@ -89,7 +90,7 @@ class Authenc:
         ciphertext, tag = view[: len(view) - self._authsize], view[len(view) - self._authsize :]
         self._check(len(ciphertext))
         if not hmac.compare_digest(self._tag(iv, ciphertext, assoc), tag):
-            raise BadMessage(f"{self._name}: the tag does not verify")
+            raise forged(self._name)
         return self._enc.decrypt(iv, ciphertext)
 
 

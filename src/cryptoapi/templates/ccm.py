@@ -17,8 +17,9 @@ constant time; the plaintext is returned only when the tags agree.
 import hmac
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
-from cryptoapi.errors import BadMessage, InvalidArgument
+from cryptoapi.errors import InvalidArgument
 from cryptoapi.templates._modes import byte_view, inner_of, require, xor
+from cryptoapi.transforms.aead import forged
 from cryptoapi.transforms.cipher import CipherCore
 
 BLOCK_SIZE = 16
@@ -111,7 +112,7 @@ class Ccm:
         plaintext = xor(view[:size], stream[BLOCK_SIZE : BLOCK_SIZE + size])
         tag = self._cbc_mac(iv, memoryview(plaintext), byte_view(assoc))
         if not hmac.compare_digest(xor(tag, stream[: len(tag)]), view[size:]):
-            raise BadMessage("ccm: the tag does not verify")
+            raise forged("ccm")
         return plaintext
 
 

@@ -21,8 +21,9 @@ inner algorithm too (unregistering it removes the instance) and counts in the pr
 import hmac
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
-from cryptoapi.errors import BadMessage, InvalidArgument
+from cryptoapi.errors import InvalidArgument
 from cryptoapi.templates._modes import byte_view, inner_of, named_after_cipher, require, xor
+from cryptoapi.transforms.aead import forged
 from cryptoapi.transforms.cipher import CipherCore
 from cryptoapi.transforms.cores import ShashCore
 
@@ -96,7 +97,7 @@ class Gcm:
         _check_length(len(ciphertext))
         j0 = self._j0(iv)
         if not hmac.compare_digest(self._tag(j0, ciphertext, byte_view(assoc)), tag):
-            raise BadMessage("gcm: the tag does not verify")
+            raise forged("gcm")
         return self._gctr(_inc32(j0), ciphertext)
 
 

@@ -53,6 +53,12 @@ take any length. Keyed by name rather than kept by each template so that any imp
 registered under one of these names (a one-piece driver too) is held to the same rule."""
 
 
+def forged(name: str) -> BadMessage:
+    """The error of an AEAD ``name`` whose tag does not verify (no plaintext is released):
+    one wording for the transform and every implementation."""
+    return BadMessage(f"{name}: the tag does not verify")
+
+
 def assoc_sizes(name: str) -> tuple[int, ...]:
     """The assoc lengths the AEAD ``name`` allows; () when any length is allowed."""
     return ASSOC_SIZES.get(parse(name).word, ())
@@ -196,7 +202,7 @@ class Aead(KeyedTransform[AeadCore]):
                 try:
                     return native.open(iv, data, assoc)
                 except native.forged:
-                    raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
+                    raise forged(self.alg_name) from None
         else:
             iv, data, assoc = self._normalize(iv, data, assoc)
         if not self._ivmin <= len(iv) <= self._ivmax:
@@ -276,5 +282,5 @@ class EspAead(Aead):
                 try:
                     return native.open(native.prefix + iv, data, assoc)
                 except native.forged:
-                    raise BadMessage(f"{self.alg_name}: the tag does not verify") from None
+                    raise forged(self.alg_name) from None
         return super().decrypt(iv, data, assoc)

@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 
 from cryptoapi.alg import Buffer
-from cryptoapi.errors import BadMessage
+from cryptoapi.transforms.aead import forged
 from cryptoapi.transforms.cores import HashState
 
 TAG_SIZE = 16
@@ -64,5 +64,5 @@ def chachapoly_decrypt(
     if len(tag) != TAG_SIZE or not hmac.compare_digest(
         _tag(keystream_xor, new_mac, ciphertext, assoc), tag
     ):
-        raise BadMessage(f"{name}: the tag does not verify")
+        raise forged(name)
     return keystream_xor(1, ciphertext)

@@ -24,9 +24,10 @@ import hmac
 import struct
 
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
-from cryptoapi.errors import BadMessage, InvalidKey
+from cryptoapi.errors import InvalidKey
 from cryptoapi.providers.generic.aes import TE
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import forged
 
 KEY_SIZE = 16
 BLOCK_SIZE = 16
@@ -162,7 +163,7 @@ class Aegis128:
         split = len(data) - self._authsize
         plaintext, tag = decrypt(self._key, iv, data[:split], bytes(assoc))
         if not hmac.compare_digest(tag[: self._authsize], data[split:]):
-            raise BadMessage("aegis128: the tag does not verify")
+            raise forged("aegis128")
         return plaintext
 
 

@@ -11,19 +11,14 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
 from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
-from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
+from cryptoapi.errors import InvalidArgument, InvalidKey
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.aead import Native
+from cryptoapi.transforms.aead import Native, forged
 from cryptoapi.transforms.base import NeedFallback
 
 GCM_TAG = 16
 GCM_IV_RANGE = range(8, 129)  # what OpenSSL (through cryptography) accepts
 CHACHA_NONCE = range(12, 13)
-
-
-def forged(name: str) -> BadMessage:
-    """The error of a tag that does not verify (no plaintext is released)."""
-    return BadMessage(f"{name}: the tag does not verify")
 
 
 class AesGcm:

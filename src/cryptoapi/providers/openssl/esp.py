@@ -14,10 +14,10 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
-from cryptoapi.errors import BadMessage, InvalidKey
+from cryptoapi.errors import InvalidKey
 from cryptoapi.providers.openssl.aead import GCM_TAG, AesGcm
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.aead import Native
+from cryptoapi.transforms.aead import Native, forged
 
 SALT_SIZE = 4
 ESP_IV = range(8, 9)  # RFC 4106 §3.1, RFC 7634 §2: an 8-byte IV
@@ -71,7 +71,7 @@ class Rfc4106Gcm:
             try:
                 return self._aead.decrypt(self._salt + iv, data, assoc)
             except InvalidTag:
-                raise BadMessage(f"{self.name}: the tag does not verify") from None
+                raise forged(self.name) from None
         return self._gcm.decrypt(self._salt + iv, data, assoc)
 
 
@@ -101,7 +101,7 @@ class Rfc7539Esp:
         try:
             return self._aead.decrypt(self._salt + iv, data, assoc)
         except InvalidTag:
-            raise BadMessage(f"{self.name}: the tag does not verify") from None
+            raise forged(self.name) from None
 
 
 ALGORITHMS = (

@@ -9,8 +9,9 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 from cryptoapi.alg import PRIORITY_PURE, Buffer
 from cryptoapi.providers.generic.chacha20 import hchacha20
-from cryptoapi.providers.openssl.aead import ChaChaPoly, forged
+from cryptoapi.providers.openssl.aead import ChaChaPoly
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import forged
 
 
 class XChaChaPoly(ChaChaPoly):

@@ -19,9 +19,10 @@ from typing import Any
 from Crypto.Cipher import AES, ChaCha20_Poly1305
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
+from cryptoapi.errors import InvalidArgument, InvalidKey
 from cryptoapi.providers.pycryptodome.ciphers import check_aes_key
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import forged
 
 
 class _Aead:
@@ -62,7 +63,7 @@ class _Aead:
         try:
             cipher.verify(tag)
         except ValueError:  # "MAC check failed": the plaintext is dropped
-            raise BadMessage(f"{self.name}: the tag does not verify") from None
+            raise forged(self.name) from None
         return plaintext  # type: ignore[no-any-return]
 
 

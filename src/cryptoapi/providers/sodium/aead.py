@@ -11,8 +11,9 @@ from nacl import bindings
 from nacl.exceptions import CryptoError as SodiumError
 
 from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
-from cryptoapi.errors import BadMessage, InvalidKey
+from cryptoapi.errors import InvalidKey
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import forged
 
 Seal = Callable[[bytes, bytes | None, bytes, bytes], bytes]
 
@@ -44,7 +45,7 @@ class _SodiumAead:
         try:
             return type(self).open(bytes(data), bytes(assoc) or None, iv, self._key)
         except SodiumError:
-            raise BadMessage(f"{self.name}: the tag does not verify") from None
+            raise forged(self.name) from None
 
 
 class ChaChaPoly(_SodiumAead):

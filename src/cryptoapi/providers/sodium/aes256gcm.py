@@ -15,8 +15,8 @@ from nacl._sodium import lib  # PyNaCl's cffi module: bindings export no availab
 from nacl.exceptions import CryptoError as SodiumError
 
 from cryptoapi.alg import PRIORITY_PURE, Buffer
-from cryptoapi.errors import BadMessage
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.aead import forged
 from cryptoapi.transforms.base import NeedFallback
 
 KEY_SIZE = 32
@@ -52,7 +52,7 @@ class SodiumAesGcm:
                 bytes(data), bytes(assoc), iv, self._key
             )
         except SodiumError:
-            raise BadMessage("gcm(aes): the tag does not verify") from None
+            raise forged("gcm(aes)") from None
         return opened
 
     def _check(self, iv: bytes) -> None:

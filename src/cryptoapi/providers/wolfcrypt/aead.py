@@ -11,9 +11,9 @@ from wolfcrypt.ciphers import AesGcmStream
 from wolfcrypt.exceptions import WolfCryptError
 
 from cryptoapi.alg import PRIORITY_PURE, Buffer
-from cryptoapi.errors import BadMessage
 from cryptoapi.providers.records import record
 from cryptoapi.providers.wolfcrypt.ciphers import check_aes_key
+from cryptoapi.transforms.aead import forged
 from cryptoapi.transforms.base import NeedFallback
 
 GCM_NONCE_MAX = 16  # wolfSSL's GCM_NONCE_MAX_SZ: a longer IV is BAD_FUNC_ARG
@@ -46,7 +46,7 @@ class AesGcm:
         try:
             stream.final(tag)
         except WolfCryptError:
-            raise BadMessage("gcm(aes): the tag does not verify") from None
+            raise forged("gcm(aes)") from None
         return plaintext
 
     def _stream(self, iv: bytes, assoc: Buffer) -> AesGcmStream:
