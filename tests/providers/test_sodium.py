@@ -14,12 +14,12 @@ from cryptoapi import BadMessage, InvalidArgument, InvalidKey, Registry, SelfTes
 pytest.importorskip("nacl")
 
 from cryptography.hazmat.primitives import poly1305
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from cryptoapi.registry.manifest import UNSERVED
 from cryptoapi.selftest.kat import run_known_answers
 from cryptoapi.selftest.vectors import vectors_for
+from tests.providers.agreement import check_chacha20
 
 REGISTRY = Registry("off")
 RANDOM = random.Random(20261201)
@@ -208,14 +208,7 @@ def test_hmac_agrees_with_the_standard_library(bits, keysize):
 @pysodium_drivers
 @pytest.mark.parametrize("length", LENGTHS)
 def test_chacha20_agrees_with_cryptography(length):
-    """cryptography's ChaCha20 nonce is the kernel's IV: LE32 counter || 96-bit nonce."""
-    key, data = RANDOM.randbytes(32), RANDOM.randbytes(length)
-    iv = RANDOM.randrange(1 << 31).to_bytes(4, "little") + RANDOM.randbytes(12)
-    tfm = REGISTRY.alloc_skcipher("chacha20-sodium")
-    tfm.setkey(key)
-    expected = Cipher(algorithms.ChaCha20(key, iv), None).encryptor().update(data)
-    assert tfm.encrypt(iv, data) == expected
-    assert tfm.decrypt(iv, expected) == data
+    check_chacha20(REGISTRY, "chacha20-sodium", RANDOM, length, counter_limit=1 << 31)
 
 
 @pysodium_drivers

@@ -17,6 +17,8 @@ pytest.importorskip(
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from tests.providers.agreement import check_chacha20
+
 REGISTRY = Registry("off")
 RANDOM = random.Random(20261216)
 LENGTHS = (0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000, 4099)
@@ -81,13 +83,7 @@ def test_ctr_agrees_with_cryptography_across_the_128_bit_counter(length):
 
 @pytest.mark.parametrize("length", LENGTHS)
 def test_chacha20_agrees_with_cryptography(length):
-    key, data = RANDOM.randbytes(32), RANDOM.randbytes(length)
-    # LE32 block counter || nonce, the layout cryptography takes too
-    iv = RANDOM.randrange(1 << 20).to_bytes(4, "little") + RANDOM.randbytes(12)
-    tfm = REGISTRY.alloc_skcipher("chacha20-wolfcrypt")
-    tfm.setkey(key)
-    expected = Cipher(algorithms.ChaCha20(key, iv), None).encryptor().update(data)
-    assert tfm.encrypt(iv, data) == expected
+    check_chacha20(REGISTRY, "chacha20-wolfcrypt", RANDOM, length, counter_limit=1 << 20)
 
 
 @pytest.mark.parametrize("length", LENGTHS)
