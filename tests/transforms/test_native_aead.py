@@ -2,6 +2,9 @@
 every other input, tag length or wrapper goes through the core, with the same results and
 the same errors either way."""
 
+import sys
+import threading
+
 import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
@@ -238,9 +241,6 @@ def test_a_packet_never_sees_half_of_a_rebinding():
     """One thread switches the tag length (binding and unbinding the native calls) while
     another encrypts: every packet is a whole 16- or 12-byte-tag encryption, never a call
     with one binding's range and another's function."""
-    import sys
-    import threading
-
     tfm = Registry("off").alloc_aead("gcm-aes-openssl")
     tfm.setkey(KEY[:16])
     full = AESGCM(KEY[:16]).encrypt(bytes(12), b"message", b"")
