@@ -13,26 +13,9 @@ from nacl.hashlib import blake2b
 from cryptoapi.alg import PRIORITY_PURE, Buffer
 from cryptoapi.errors import InvalidKey
 from cryptoapi.providers.records import BLAKE2B_SIZES, record
+from cryptoapi.providers.states import BytesOnlyState
 
 MAX_KEY = 64
-
-
-class Blake2bState:
-    """A running PyNaCl BLAKE2b, taking any buffer."""
-
-    __slots__ = ("_native",)
-
-    def __init__(self, native: blake2b) -> None:
-        self._native = native
-
-    def update(self, data: Buffer, /) -> None:
-        self._native.update(bytes(memoryview(data).cast("B")))  # a str: TypeError
-
-    def digest(self) -> bytes:
-        return self._native.digest()
-
-    def copy(self) -> "Blake2bState":
-        return Blake2bState(self._native.copy())
 
 
 class SodiumBlake2b:
@@ -49,8 +32,8 @@ class SodiumBlake2b:
             raise InvalidKey(f"BLAKE2b key must be at most {MAX_KEY} bytes, got {len(key)}")
         self._key = bytes(key)
 
-    def init(self) -> Blake2bState:
-        return Blake2bState(blake2b(digest_size=self._size, key=self._key))
+    def init(self) -> BytesOnlyState:
+        return BytesOnlyState(blake2b(digest_size=self._size, key=self._key))
 
     def digest(self, data: Buffer, /) -> bytes:
         state = self.init()

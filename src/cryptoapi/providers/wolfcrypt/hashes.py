@@ -8,11 +8,12 @@ copied state; the Keccak state itself does not depend on the variant, the size d
 
 from collections.abc import Callable
 from functools import partial
-from typing import Protocol
+from typing import Protocol, cast
 
 from wolfcrypt import hashes
 
-from cryptoapi.alg import PRIORITY_PURE, Algorithm, Buffer
+from cryptoapi.alg import PRIORITY_PURE, Algorithm
+from cryptoapi.providers.states import BytesOnlyState
 from cryptoapi.transforms.shash import hashlib_like, unkeyed_shash
 
 
@@ -26,23 +27,15 @@ class _Native(Protocol):
     def copy(self) -> "_Native": ...
 
 
-class _State:
-    """A hashlib-like state over a wolfCrypt hash object."""
+class _State(BytesOnlyState):
+    """A hashlib-like state over a wolfCrypt hash object whose copy keeps its digest size."""
 
-    __slots__ = ("_native",)
-
-    def __init__(self, native: _Native) -> None:
-        self._native = native
-
-    def update(self, data: Buffer, /) -> None:
-        self._native.update(bytes(memoryview(data).cast("B")))  # a str: TypeError
-
-    def digest(self) -> bytes:
-        return self._native.digest()
+    __slots__ = ()
 
     def copy(self) -> "_State":
-        clone = self._native.copy()
-        clone.digest_size = self._native.digest_size  # see the module docstring (SHA-3)
+        native = cast("_Native", self._native)  # the state _NATIVE's constructors make
+        clone = native.copy()
+        clone.digest_size = native.digest_size  # see the module docstring (SHA-3)
         return _State(clone)
 
 
