@@ -30,23 +30,9 @@ key manager whose soft limits fire outside a daemon round (a data path's packets
 state set since the last commit (it then fires again, when reached again); never an
 acknowledged SA or policy, and never a DYING state whose EXPIRE the daemon sent.
 
-The file holds key material, so it is opened with care, before SQLite sees it:
-
-- one daemon per file: an exclusive ``flock`` on it, held while the store is open (the
-  kernel drops it when the process dies, so ``kill -9`` leaves no stale lock). A second
-  daemon gets EBUSY naming the holder's pid (from ``/proc/locks``). ``flock`` and SQLite's
-  POSIX byte-range locks are independent on Linux, and SQLite keeps its own (WAL mode,
-  crash recovery) unchanged; the locked descriptor is closed only after the connection,
-  since closing any descriptor of a file drops the process's POSIX locks on it;
-- never through a link, never someone else's file: the path is opened ``O_NOFOLLOW``
-  (a symbolic link is refused: ELOOP), must be a regular file of our uid (EPERM), and its
-  header, read from that descriptor, must be an SQLite file carrying our
-  ``application_id`` (EINVAL otherwise: an empty file too, since we never leave one), all
-  before anything is written or chmodded. A key database others may read (mode & 0o077) is
-  refused (EACCES), not chmodded, and so are such WAL, shared-memory or journal files;
-- a new file is built whole under a temporary name (``mkstemp``: ``O_CREAT|O_EXCL``, mode
-  0600, which SQLite gives its WAL and shared-memory files too) and hard-linked into place,
-  so a file at the path is either absent or a complete key database of ours.
+The file holds key material, so it is opened with care, before SQLite sees it
+(:mod:`.privatedb`: one daemon per file under an ``flock``, never through a link or
+someone else's file, never readable by others, made whole under a temporary name).
 
 Keys of deleted SAs leave the disk before the deletion is acknowledged: ``secure_delete``
 zeroes the freed cells in the pages written, and a commit that deletes an SA, or replaces one
@@ -63,18 +49,21 @@ Python's here among them, compile ``SQLITE_SECURE_DELETE`` in; the pragma makes 
 is for ``secure_delete``.)
 """
 
-import contextlib
 import errno
-import fcntl
 import logging
 import os
 import sqlite3
-import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cryptoapi.pfkey.daemon.privatedb import (
+    BUSY_TIMEOUT,
+    SYNC_MODES,
+    FileKind,
+    claim,
+    connect,
+)
 from cryptoapi.pfkey.daemon.schema import CREATE_SQL, SA_COLUMNS, SCHEMA, Transaction, upgrade
 from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL, UsageWriter
 from cryptoapi.pfkey.db.journal import Journal
@@ -92,14 +81,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x504B3256  # "PK2V": marks the file as a cryptoapi key database
-SQLITE_MAGIC = b"SQLite format 3\0"
-"""The first 16 bytes of every SQLite database (https://sqlite.org/fileformat2.html §1.3)."""
-HEADER_SIZE = 100
-APPLICATION_ID_AT = 68  # the header's application_id: a big-endian u32 at offset 68
-SIDECARS = ("-wal", "-shm", "-journal")
-"""The files SQLite keeps beside the database (named by appending these)."""
-BUSY_TIMEOUT = 5.0
-"""Seconds a commit waits for a lock another process holds (Python's default)."""
+KEY_DATABASE = FileKind("key database", "keyd", "keys", APPLICATION_ID, CREATE_SQL, SCHEMA, upgrade)
 LIFETIME_COLUMNS = ("hard", "soft")
 """Lifetimes are kept as the ``sadb_lifetime`` extension without its first field,
 ``sadb_lifetime_len`` (always 4 words): the form every schema so far has."""
@@ -122,7 +104,6 @@ _UPDATE_USAGE = (
     f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS)} "
     "WHERE satype = ? AND dst = ? AND spi = ?"
 )
-SYNC_MODES = ("FULL", "NORMAL")
 _Step = tuple[str, Sequence[Sequence[Any]]]
 """A statement and the rows it runs over, in one commit."""
 K = TypeVar("K")
@@ -136,25 +117,6 @@ def _lifetime_blob(lifetime: Lifetime | None) -> bytes | None:
 
 def _lifetime(blob: bytes | None) -> Lifetime | None:
     return None if blob is None else lifetime_at(_LIFETIME_LEN + blob, 0)
-
-
-def _cannot_open(path: str, error: OSError | sqlite3.Error) -> PfkeyError:
-    if isinstance(error, OSError):
-        code = error.errno or errno.EIO
-        return PfkeyError(code, f"cannot open {path}: {error.strerror or error}")
-    return PfkeyError(errno.EIO, f"cannot open {path}: {error}")
-
-
-def _open(db: sqlite3.Connection, synchronous: str) -> None:
-    """Check the (claimed) database through SQLite, set the connection up, and bring an
-    older file to this schema (:func:`~.schema.upgrade`)."""
-    app = db.execute("PRAGMA application_id").fetchone()[0]
-    if app != APPLICATION_ID:
-        raise sqlite3.DatabaseError("it is another application's database")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute(f"PRAGMA synchronous = {synchronous}")
-    db.execute("PRAGMA secure_delete = ON")
-    upgrade(db)
 
 
 def _sa_row(sa: SecurityAssociation) -> tuple[Any, ...]:
@@ -192,155 +154,6 @@ def _rows(
     return deletes, upserts
 
 
-def _refusal(code: int, path: str, problem: str) -> PfkeyError:
-    return PfkeyError(code, f"{path}: {problem}")
-
-
-def _claim(path: str) -> int:
-    """A descriptor on the key database at ``path`` (made if absent), checked to be ours
-    and locked (see the module docstring); PfkeyError otherwise, with nothing changed."""
-    try:
-        fd = _open_nofollow(path)
-    except FileNotFoundError:
-        _create(path)
-        fd = _open_nofollow(path)
-    try:
-        info = os.fstat(fd)
-        _check_owned(info, path)
-        _check_header(os.pread(fd, HEADER_SIZE, 0), path)
-        _check_private(info, path)
-        _lock(fd, info, path)
-        _check_sidecars(path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _open_nofollow(path: str) -> int:
-    # O_NONBLOCK: a FIFO or a device at the path must not block the open (it is refused
-    # next, as not a regular file).
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
-    try:
-        return os.open(path, flags)
-    except OSError as error:
-        if error.errno == errno.ELOOP and os.path.islink(path):
-            problem = "is a symbolic link; give the state file's own path"
-            raise _refusal(errno.ELOOP, path, problem) from None
-        raise
-
-
-def _check_owned(info: os.stat_result, name: str) -> None:
-    if not stat.S_ISREG(info.st_mode):
-        raise _refusal(errno.EINVAL, name, "is not a regular file")
-    if info.st_uid != os.geteuid():
-        problem = f"is owned by uid {info.st_uid}, not by uid {os.geteuid()}"
-        raise _refusal(errno.EPERM, name, problem)
-
-
-def _check_private(info: os.stat_result, name: str) -> None:
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        problem = f"mode {mode:04o} lets other users read its keys; chmod 600 it if it is ours"
-        raise _refusal(errno.EACCES, name, problem)
-
-
-def _check_header(header: bytes, path: str) -> None:
-    """Ours: an SQLite header with our application_id (set when the file was made, so it
-    is in the database file itself, whatever its WAL holds)."""
-    if not header:
-        problem = (
-            "is empty, not a key database (keyd makes its state file itself: "
-            "remove this one or name a new path)"
-        )
-        raise _refusal(errno.EINVAL, path, problem)
-    if len(header) < HEADER_SIZE or not header.startswith(SQLITE_MAGIC):
-        raise _refusal(errno.EINVAL, path, "is not a usable key database: not an SQLite file")
-    found = int.from_bytes(header[APPLICATION_ID_AT : APPLICATION_ID_AT + 4], "big")
-    if found != APPLICATION_ID:
-        problem = "is not a usable key database: it is another application's SQLite file"
-        raise _refusal(errno.EINVAL, path, problem)
-
-
-def _lock(fd: int, info: os.stat_result, path: str) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = _lock_holder(info)
-        who = "" if holder is None else f" (pid {holder})"
-        raise _refusal(errno.EBUSY, path, f"already in use by another keyd{who}") from None
-
-
-def _lock_holder(info: os.stat_result) -> int | None:
-    """The pid holding a ``flock`` on the file ``info`` describes, from ``/proc/locks``
-    (``N: FLOCK ADVISORY WRITE pid major:minor:inode start end``), if it can be found."""
-    wanted = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as stream:
-            lines = stream.read().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == wanted:
-            return int(fields[4]) if fields[4].isdigit() else None
-    return None
-
-
-def _check_sidecars(path: str) -> None:
-    """SQLite reuses a WAL, shared-memory or journal file it finds: each must be ours and
-    private too (SQLite itself refuses to open one through a symbolic link)."""
-    for suffix in SIDECARS:
-        try:
-            info = os.lstat(path + suffix)
-        except FileNotFoundError:
-            continue
-        _check_owned(info, path + suffix)
-        _check_private(info, path + suffix)
-
-
-def _create(path: str) -> None:
-    """Make an empty key database at ``path``: built under a temporary name in the same
-    directory (``mkstemp``: O_CREAT|O_EXCL, mode 0600) and hard-linked into place only when
-    whole, so a crash never leaves an empty or half-made file there. If a file appeared at
-    ``path`` meanwhile, it is left alone (and checked like any other)."""
-    directory = os.path.dirname(path) or "."
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".")
-    try:
-        try:
-            os.fchmod(fd, 0o600)  # ours, just made: exactly 0600 whatever the umask
-        finally:
-            os.close(fd)
-        _initialize(temporary)
-        with contextlib.suppress(FileExistsError):
-            os.link(temporary, path)
-        _sync_directory(directory)
-    finally:
-        os.unlink(temporary)
-
-
-def _initialize(path: str) -> None:
-    """The schema and the application_id, in one transaction of a rollback journal (the
-    WAL comes when the store opens the file), so both are in the database file itself."""
-    db = sqlite3.connect(path, isolation_level=None)
-    try:
-        db.executescript(
-            f"BEGIN; PRAGMA application_id = {APPLICATION_ID}; {CREATE_SQL}"
-            f"INSERT INTO meta VALUES ('schema', {SCHEMA}); COMMIT;"
-        )
-    finally:
-        db.close()
-
-
-def _sync_directory(directory: str) -> None:
-    """Make the new directory entry durable (SQLite does this for its WAL, not for us)."""
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class StateStore:
     """The SQLite file at ``path`` holding one key manager's SAs and policies, locked for
     this store until :meth:`close`. Usage is written at most every ``usage_interval``
@@ -358,12 +171,9 @@ class StateStore:
         mode = synchronous.upper()
         if mode not in SYNC_MODES:
             raise PfkeyError(errno.EINVAL, f"synchronous must be FULL or NORMAL, not {mode}")
+        self._fd = claim(self.path, KEY_DATABASE)
         try:
-            self._fd = _claim(self.path)
-        except (OSError, sqlite3.Error) as error:
-            raise _cannot_open(self.path, error) from None
-        try:
-            self.db = self._connect(mode)
+            self.db = connect(self.path, self._fd, KEY_DATABASE, mode)
         except BaseException:
             os.close(self._fd)
             raise
@@ -372,34 +182,6 @@ class StateStore:
         self._km: KeyManager | None = None
         self._scrub = False
         self._usage = UsageWriter(usage_interval, clock)
-
-    def _connect(self, synchronous: str) -> sqlite3.Connection:
-        """SQLite on the file claimed, once the path is seen to name it still."""
-        try:
-            db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT
-            )
-        except sqlite3.Error as error:
-            raise _cannot_open(self.path, error) from None
-        try:
-            self._same_file()
-            _open(db, synchronous)
-        except sqlite3.DatabaseError as error:
-            db.close()
-            problem = f"is not a usable key database: {error}"
-            raise _refusal(errno.EINVAL, self.path, problem) from None
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _same_file(self) -> None:
-        """The path still names the file claimed: not replaced while SQLite opened it.
-        (A narrow race remains between the two opens; closing it needs SQLite to open a
-        descriptor, which its Python binding cannot.)"""
-        mine, named = os.fstat(self._fd), os.stat(self.path, follow_symlinks=False)
-        if (mine.st_dev, mine.st_ino) != (named.st_dev, named.st_ino):
-            raise _refusal(errno.EBUSY, self.path, "was replaced while it was being opened")
 
     def close(self) -> None:
         """Write the usage that moved (:meth:`flush_usage`), close the database, then release
