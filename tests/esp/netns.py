@@ -185,9 +185,17 @@ class Host:
     work: Path = Path()
 
     def espd(self, *options: str) -> "Espd":
-        """Start ``cryptoapi espd --tun esp0 OPTIONS`` here (call ``ready()`` on it)."""
+        """Start ``cryptoapi espd --tun esp0 OPTIONS`` here (call ``ready()`` on it), its
+        sequence floors in this host's file of the work directory unless OPTIONS say."""
+        if "--seq-state" not in options:
+            options = (*options, "--seq-state", str(self.seq_state))
         process = self.ns.start(PYTHON, "-m", "cryptoapi", "espd", "--tun", self.tun, *options)
         return Espd(process)
+
+    @property
+    def seq_state(self) -> Path:
+        """This host's espd sequence floor file (kept across its espd's restarts)."""
+        return self.work / f"{self.ns.name}.seq"
 
     def conf(self, text: str) -> str:
         """Write a setkey file for this host; its path."""

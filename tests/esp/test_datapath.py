@@ -52,15 +52,20 @@ def test_every_transform_round_trips_both_ways(transform, mode, version, esn):
 
 
 def test_esp_framing_follows_rfc_4303():
-    """SPI, sequence numbers from 1, the counter IV, padding 1, 2, 3 ... to 4 bytes."""
+    """SPI, sequence numbers from 1, the counter IV (the number xored with a salt of the
+    data path's own above bit 32, as seqiv's), padding 1, 2, 3 ... to 4 bytes."""
     pair = build_pair("aes-gcm-16", IpsecMode.TRANSPORT)
     packet = datagram(pair, b"x" * 13)  # 8 + 13 bytes of UDP: 1 pad byte to 4-align
+    salts = set()
     for seq in (1, 2, 3):
         esp = pair.local.output(packet)[0][20:]
         spi, number = struct.unpack(">II", esp[:8])
         assert (spi, number) == (sas.OUTBOUND_SPI, seq)
-        assert esp[8:16] == seq.to_bytes(8, "big")  # the IV
+        assert esp[12:16] == seq.to_bytes(4, "big")  # the IV's low half
+        salts.add(esp[8:12])
         assert len(esp) == 8 + 8 + (21 + 1 + 2) + 16
+    other = build_pair("aes-gcm-16", IpsecMode.TRANSPORT).local.output(packet)[0][20:]
+    assert len(salts) == 1 and other[8:12] not in salts  # one per data path (2^-32 to fail)
 
 
 def test_outbound_policies_bypass_discard_and_require():

@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,21 +207,72 @@ def test_raw_esp_crosses_and_the_link_carries_only_protocol_50():
 
 
 @needs_netns
-def test_a_killed_espd_restarted_recovers_and_sigterm_prints_the_counters():
+@pytest.mark.parametrize("source", ["setkey-file", "keyd"])
+def test_a_killed_espd_sends_no_iv_twice_and_is_heard_within_a_second(source):
+    """kill -9 under traffic, then a restart with the same keys (from the setkey file, or
+    from keyd's state): no (SPI, IV) pair crosses the wire twice, the sequence numbers go
+    on upward (b's replay window takes them), and a ping crosses within a second of the
+    restart. SIGTERM then prints the counters in xfrm_stat's order."""
     with netns.hosts() as (a, b):
-        espd_a, _ = start_pair(a, b)
-        assert netns.ping(a, b, count=2) == 2
-        espd_a.finish(signal.SIGKILL)
-        assert netns.ping(a, b, count=1, timeout=1) == 0  # the tunnel is espd
-        espd_a = a.espd("-f", a.conf(netns.tunnel_conf(a, b))).ready()
-        # b's replay window has seen sequence numbers 1-2 from a: the restarted a starts
-        # at 1 again, so its first packets are dropped as replays until it passes them
-        assert netns.ping(a, b, count=1, timeout=10) == 1
+        start_a = _espd_of(a, b, source)
+        b.espd("-f", b.conf(netns.tunnel_conf(b, a))).ready()
+        with netns.capture(b) as wire:
+            espd_a = start_a()
+            traffic = a.ns.start(netns.PYTHON, "-m", "tests.esp.netns", "ping", "--src", a.inner,
+                                 "--dst", b.inner, "--count", "10000", "--interval", "0.005",
+                                 "--timeout", "4")  # fmt: skip
+            assert netns.ping(a, b, count=3) == 3
+            espd_a.finish(signal.SIGKILL)
+            espd_a = start_a()
+            assert netns.ping(a, b, count=1, timeout=1) == 1
+            assert netns.stop(traffic) in (0, -signal.SIGTERM)
+        sent = [esp for src, esp in _wire_esp(wire) if src == a.outer]
+        ivs = [(esp[:4], esp[8:16]) for esp in sent]
+        assert len(sent) > 20 and len(set(ivs)) == len(ivs)
+        runs = _by_process(sent)
+        assert len(runs) == 2, f"{len(runs)} IV salts seen, not one per espd run"
+        first, second = runs
+        assert min(second) > max(first)  # numbers go on upward, past the floor
         code, out, err = espd_a.finish(signal.SIGTERM)
         assert code == 0, err
         stats = netns.parse_stats(out)
         assert list(stats)[:2] == ["XfrmInError", "XfrmInBufferError"]  # xfrm_stat's order
         assert stats["EspOutPackets"] >= 1 and stats["EspdTunOutPackets"] >= 1
+
+
+def _espd_of(a: Host, b: Host, source: str) -> "Callable[[], Espd]":
+    """What starts a's espd, ready, with the tunnel's keys from ``source``."""
+    if source == "setkey-file":
+        conf = a.conf(netns.tunnel_conf(a, b))
+        return lambda: a.espd("-f", conf).ready()
+    daemon, path = keyd(a, a.ns.name)
+    listening(daemon)
+    setkey(path, netns.tunnel_conf(a, b))
+    return lambda: a.espd("--socket", path).ready()
+
+
+def _wire_esp(path: Path) -> list[tuple[str, bytes]]:
+    """(outer source, ESP packet) of each ESP-in-UDP/4500 frame of an Ethernet capture."""
+    out = []
+    for frame in read_pcap(path)[1]:
+        packet = frame[14:]
+        if frame[12:14] != b"\x08\x00" or packet[9] != 17:
+            continue
+        udp = packet[(packet[0] & 0x0F) * 4 :]
+        if udp[2:4] == (4500).to_bytes(2, "big") and udp[8:12] != bytes(4):
+            out.append((socket.inet_ntoa(packet[12:16]), udp[8:]))
+    return out
+
+
+def _by_process(sent: list[bytes]) -> list[list[int]]:
+    """The sequence numbers each IV salt (one per espd run) went with, in order of first
+    appearance; each IV's low half is its sequence number."""
+    runs: dict[bytes, list[int]] = {}
+    for esp in sent:
+        seq = int.from_bytes(esp[4:8], "big")
+        assert esp[12:16] == esp[4:8], "the IV's low half is not the sequence number"
+        runs.setdefault(esp[8:12], []).append(seq)
+    return list(runs.values())
 
 
 def keyd(host: Host, name: str) -> tuple[subprocess.Popen[str], str]:

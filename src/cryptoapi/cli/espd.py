@@ -11,6 +11,13 @@ kernel-libipsec sends it), or with --raw-esp as IP protocol 50. ESP received is 
 decrypted and written to the TUN device. Addresses and routes on the TUN device are the
 administrator's (ip addr, ip route).
 
+--seq-state FILE keeps, for each SA's keys, a floor under its next sequence number (an
+SQLite file, mode 0600, made if absent; default /var/lib/cryptoapi/espd-TUN.seq). The
+sequence number is the IV of AES-GCM, AES-CCM, AES-CTR and ChaCha20-Poly1305, so after a
+restart, kill -9 and power loss included, each SA goes on past its floor (skipping at most
+65,536 numbers) and never sends an IV twice under a key; the peer's replay window accepts
+it at once. Two espds need two files (a second one on the same file is refused).
+
 --pcap FILE records every ESP packet sent and received (whole IP packets; for UDP the
 outer IP/UDP header is rebuilt) for Wireshark or tshark. SIGUSR1 prints the counters
 (/proc/net/xfrm_stat layout, then espd's own) to standard output, as does the exit;
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from cryptoapi.cli.logs import logging_to_stderr
 from cryptoapi.cli.options import add_selftests_option
+from cryptoapi.errors import CryptoError
 
 if TYPE_CHECKING:
     from cryptoapi.esp.espd.endpoint import Endpoint
@@ -33,6 +41,7 @@ if TYPE_CHECKING:
     from cryptoapi.esp.espd.pcap import PcapWriter
     from cryptoapi.esp.espd.sockets import EspSocket
     from cryptoapi.esp.espd.tun import TunDevice
+    from cryptoapi.esp.seqfloor import SequenceFloors
     from cryptoapi.pfkey.manager import KeyManager
 
 # Stated here, not imported: importing cryptoapi.esp loads the data path and its ciphers
@@ -40,6 +49,7 @@ if TYPE_CHECKING:
 # that they agree with cryptoapi.esp.espd.pcap.LINKTYPES and tun.DEFAULT_MTU.
 LINK_TYPES = ("ethernet", "raw")
 DEFAULT_MTU = 1400
+STATE_DIRECTORY = "/var/lib/cryptoapi"
 
 
 def add_parser(commands: Any) -> None:
@@ -55,6 +65,11 @@ def add_parser(commands: Any) -> None:
     keys.add_argument("-f", dest="file", metavar="FILE", help="SAs and policies (setkey)")
     parser.add_argument("--udp-port", type=int, default=4500, help="UDP port (default 4500)")
     parser.add_argument("--raw-esp", action="store_true", help="send ESP as IP protocol 50")
+    parser.add_argument(
+        "--seq-state",
+        metavar="FILE",
+        help=f"sequence floors kept across restarts (default {STATE_DIRECTORY}/espd-TUN.seq)",
+    )
     parser.add_argument("--pcap", metavar="FILE", help="record every ESP packet here")
     parser.add_argument("--pcap-link", choices=LINK_TYPES, default="raw", help="capture link type")
     parser.add_argument(
@@ -74,9 +89,20 @@ def run(args: argparse.Namespace) -> int:
             cleanup.pop_all()  # the endpoint closes what it holds
             # said once SIGUSR1 and SIGTERM are handled: whoever waits for it may use them
             return endpoint.run(ready=lambda: print(greeting, file=sys.stderr, flush=True))
-    except OSError as error:
+    except (OSError, CryptoError) as error:
         print(f"espd: {error}", file=sys.stderr)
         return 1
+
+
+def _floors(args: argparse.Namespace) -> "SequenceFloors":
+    """The sequence floor file (see the module docstring), claimed for this espd."""
+    from cryptoapi.esp.seqfloor import SequenceFloors
+
+    path = args.seq_state
+    if path is None:
+        os.makedirs(STATE_DIRECTORY, mode=0o700, exist_ok=True)
+        path = os.path.join(STATE_DIRECTORY, f"espd-{args.tun}.seq")
+    return SequenceFloors(path)
 
 
 def _build(
@@ -105,7 +131,9 @@ def _build(
     if follower is not None:  # keyd hears what only packets tell (see espd.notices)
         key_manager.registered.add(SaType.ESP)
         notices.forward = follower.report
-    datapath = Datapath(key_manager, encap_port=encap, notify=notices)
+    floors = _floors(args)
+    cleanup.callback(floors.close)
+    datapath = Datapath(key_manager, encap_port=encap, notify=notices, floors=floors)
     tun, sockets = _devices(args, cleanup)
     endpoint = Endpoint(datapath, tun, sockets, follower=follower, pcap=_pcap(args, cleanup))
     where = "raw ESP and " if args.raw_esp else ""

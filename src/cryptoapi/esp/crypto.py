@@ -14,9 +14,10 @@ for it), and NULL encryption has no skcipher to give ``authenc``. Both parts are
 registry lookups, so each is the fastest implementation that passed its self-test.
 
 IVs (RFC 4303 §3.3.2 asks only that they be what the transform needs): the counter modes
-(CTR, GCM, CCM, GMAC, ChaCha20-Poly1305) take the 64-bit sequence number, unique per
-packet under one key as RFC 3686 §3.1, RFC 4106 §3.1 and RFC 7634 §2 require (the kernel's
-``seqiv`` does the same, xored with a salt); CBC takes one block of random bytes from the
+(CTR, GCM, CCM, GMAC, ChaCha20-Poly1305) take the 64-bit sequence number xored with a
+random salt per process, as the kernel's ``seqiv`` does (:mod:`cryptoapi.esp.encap`),
+unique per packet under one key as RFC 3686 §3.1, RFC 4106 §3.1 and RFC 7634 §2 require,
+also across restarts (:mod:`cryptoapi.esp.seqfloor`); CBC takes one block of random bytes from the
 OS (16 for AES and Camellia, 8 for 3DES, CAST-128 and Blowfish), as RFC 3602 §3, RFC 4312
 §2.1 and RFC 2451 §2.3 require an unpredictable IV, and pads to that block.
 """
@@ -53,11 +54,9 @@ class EspCrypto:
         self.align = align  # the payload, padded, is a multiple of this (RFC 4303 §2.4)
         self.counter_iv = counter_iv
 
-    def iv(self, seq: int) -> bytes:
-        """The IV of the packet with (full) sequence number ``seq``."""
-        if self.counter_iv:
-            return seq.to_bytes(8, "big")
-        return os.urandom(self.ivlen) if self.ivlen else b""  # CBC; NULL has no IV
+    def iv(self) -> bytes:
+        """A random IV, for the modes without a counter IV (CBC; NULL has none)."""
+        return os.urandom(self.ivlen) if self.ivlen else b""
 
 
 def for_sa(registry: Registry, sa: SecurityAssociation) -> EspCrypto:

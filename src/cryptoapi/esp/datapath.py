@@ -29,19 +29,29 @@ and one allocation to its SA; crossing a soft or hard byte or packet limit, or t
 use, goes through the key manager, whose EXPIREs (and ACQUIREs) are handed to ``notify``.
 Time limits fire from :meth:`tick`. A sequence number that would wrap (without ESN, after
 2^32 - 1 packets) stops the SA sending and expires it (RFC 4303 §3.3.3).
+
+Sequence numbers are counter-mode IVs, so none is ever sent twice under one key: given
+``floors`` (:class:`~cryptoapi.esp.seqfloor.SequenceFloors`, as espd always gives it), an SA
+goes on after the floor its keys left in the file, and the floor moves ahead, durably,
+before the numbers under it are sent; a floor that cannot be written drops the packet
+(``EspOutFloorError``). Without ``floors`` (an in-process data path whose SAs are new) each
+SA starts at 1, and its IVs are still xored with a salt of the process's own.
 """
 
+import logging
 from collections.abc import Callable
 from typing import NamedTuple
 
 from cryptoapi.esp import encap, ip
 from cryptoapi.esp.ip import AF_INET, IPPROTO_ESP, IPPROTO_NONE, IPPROTO_UDP, Flow
 from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup, endpoints, sa_mode, select_sa
+from cryptoapi.esp.seqfloor import SequenceFloors, fingerprint
 from cryptoapi.esp.state import EspState
 from cryptoapi.esp.stats import format_stats, new_counters
 from cryptoapi.esp.tunnel import decapsulated_ecn, inner_protocol, outer_header
 from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.db.spd import SecurityPolicy
+from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import (
     IpsecDir,
@@ -60,6 +70,7 @@ NAT_KEEPALIVE = b"\xff"  # RFC 3948 §2.3
 NON_ESP_MARKER = b"\0\0\0\0"  # RFC 3948 §2.2: IKE on the same port
 USABLE = (SaState.MATURE, SaState.DYING)
 ESP = int(SaType.ESP)
+log = logging.getLogger(__name__)
 
 Notify = Callable[[list[bytes]], None]
 
@@ -98,6 +109,7 @@ class Datapath:
     puts every SA's ESP in UDP between that port on both sides (RFC 3948), as strongSwan's
     kernel-libipsec does. ``notify`` receives the PF_KEY messages the data path causes
     (EXPIRE, ACQUIRE) for the registered key managers. ``clock`` is the key manager's.
+    ``floors`` keeps each SA's sequence numbers across restarts (see the module doc).
     """
 
     def __init__(
@@ -106,8 +118,10 @@ class Datapath:
         *,
         encap_port: int | None = None,
         notify: Notify | None = None,
+        floors: SequenceFloors | None = None,
     ) -> None:
         self.key_manager = key_manager
+        self.floors = floors
         self.encap_port = encap_port
         self._notify = notify
         self._sad = key_manager.sad
@@ -217,8 +231,7 @@ class Datapath:
         if state.sa.state not in USABLE:  # (a removed SA changed the plan already)
             self._count("XfrmOutStateExpired")
             return None
-        if state.seq >= state.seq_max:
-            self._seq_overflow(state)
+        if state.seq >= state.seq_limit and not self._raise_limit(state):
             return None
         if state.tunnel:
             esp = encap.seal(state, packet, inner_protocol(flow))
@@ -251,6 +264,26 @@ class Datapath:
         self._acquired[wanted] = now
         self._count("EspAcquires")
         self._send(self.key_manager.acquire(ESP, src, dst))
+
+    def _raise_limit(self, state: EspState) -> bool:
+        """Room for the next sequence number: the floor moved ahead first (durably), or
+        False (the packet is dropped) at the end of the sequence space or if it cannot be."""
+        if state.seq >= state.seq_max:
+            self._seq_overflow(state)
+            return False
+        floors = self.floors
+        if floors is None:
+            state.seq_limit = state.seq_max
+            return True
+        limit = min(state.seq + floors.step, state.seq_max)
+        try:
+            floors.reserve(state.floor_keys, limit)
+        except PfkeyError as error:
+            self._count("EspOutFloorError")
+            log.warning("SPI 0x%08x: packet dropped: %s", state.sa.spi, error)
+            return False
+        state.seq_limit = limit
+        return True
 
     def _seq_overflow(self, state: EspState) -> None:
         """RFC 4303 §3.3.3: no cycling; the SA is done (a hard EXPIRE, as a hard limit)."""
@@ -430,7 +463,16 @@ class Datapath:
         if state is None or state.sa is not sa:
             if len(self._states) > len(self._sad) * 2 + 64:
                 self._forget_gone()
-            state = self._states[sa.key] = EspState(self.key_manager.registry, sa, self.encap_port)
+            state = self._states[sa.key] = self._new_state(sa)
+        return state
+
+    def _new_state(self, sa: SecurityAssociation) -> EspState:
+        """An SA's first state; with floors, it goes on after its keys' floor, and its first
+        packet moves the floor (no number under it is sent before that)."""
+        state = EspState(self.key_manager.registry, sa, self.encap_port)
+        if self.floors is not None:
+            state.floor_keys = fingerprint(sa)
+            state.seq = state.seq_limit = min(self.floors.floor(state.floor_keys), state.seq_max)
         return state
 
     def _forget_gone(self) -> None:
@@ -475,6 +517,11 @@ class Datapath:
     def format_stats(self) -> str:
         """The Linux counters in ``/proc/net/xfrm_stat``'s exact format."""
         return format_stats(self._counters)
+
+    def close(self) -> None:
+        """Close the sequence floor file, if one was given (no packet is sent after)."""
+        if self.floors is not None:
+            self.floors.close()
 
 
 def _satisfies(state: EspState, request: IpsecRequest) -> bool:

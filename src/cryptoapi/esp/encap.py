@@ -33,12 +33,14 @@ def _trailer(key: int) -> bytes:
 
 
 def seal(state: EspState, payload: bytes, next_header: int) -> bytes:
-    """The ESP packet carrying ``payload``; the caller checked the sequence number room."""
+    """The ESP packet carrying ``payload``; the caller checked the sequence number room.
+    A counter-mode IV is the sequence number xored with the state's random salt (see
+    :func:`~cryptoapi.esp.state.iv_salt` and :mod:`~cryptoapi.esp.seqfloor`)."""
     crypto = state.crypto
     seq = state.seq = state.seq + 1
     low = seq & 0xFFFFFFFF
     header = _HEADER(state.spi, low)
-    iv = seq.to_bytes(8, "big") if crypto.counter_iv else crypto.iv(seq)
+    iv = (seq ^ state.iv_salt).to_bytes(8, "big") if crypto.counter_iv else crypto.iv()
     key = (-(len(payload) + 2) % crypto.align) << 8 | next_header
     trailer = _TRAILERS.get(key) or _trailer(key)
     assoc = _ESN_AAD(state.spi, seq >> 32, low) if state.esn else header

@@ -7,6 +7,8 @@ counters (bytes, packets as ``sadb_lifetime_allocations``, as Linux maps them) l
 SA record itself, so the key manager's DUMP, GET, EXPIRE and state store see them.
 """
 
+import os
+
 from cryptoapi import Registry
 from cryptoapi.esp.crypto import EspCrypto, for_sa
 from cryptoapi.esp.ip import address_sum
@@ -25,9 +27,9 @@ class EspState:
     """One SA as the data path uses it."""
 
     __slots__ = (
-        "address_sum", "crypto", "df_clear", "dport", "dst", "esn", "family", "limit_bytes",
-        "limit_packets", "noecn", "replay", "sa", "seq", "seq_max", "spi", "sport", "src",
-        "tunnel",
+        "address_sum", "crypto", "df_clear", "dport", "dst", "esn", "family", "floor_keys",
+        "iv_salt", "limit_bytes", "limit_packets", "noecn", "replay", "sa", "seq", "seq_limit",
+        "seq_max", "spi", "sport", "src", "tunnel",
     )  # fmt: skip
 
     def __init__(self, registry: Registry, sa: SecurityAssociation, encap_port: int | None) -> None:
@@ -37,6 +39,9 @@ class EspState:
         self.esn = bool(sa.flags & SaFlags.ESN)
         self.seq = 0  # the last sequence number sent (§3.3.3: the first packet is 1)
         self.seq_max = ESN_SEQ_MAX if self.esn else SEQ_MAX
+        self.seq_limit = self.seq_max  # sent freely up to here (a durable floor's, if kept)
+        self.floor_keys = b""  # what the floor is kept under (see cryptoapi.esp.seqfloor)
+        self.iv_salt = iv_salt(self.esn)
         self.replay = ReplayWindow(sa.replay, esn=self.esn)
         self.tunnel = sa.mode == IpsecMode.TUNNEL
         self.df_clear = bool(sa.flags & SaFlags.NOPMTUDISC)
@@ -76,6 +81,17 @@ class EspState:
         packet_limits = [lt.allocations for lt in limits if lt is not None and lt.allocations]
         self.limit_bytes = min(byte_limits, default=NO_LIMIT)
         self.limit_packets = min(packet_limits, default=NO_LIMIT)
+
+
+def iv_salt(esn: bool) -> int:
+    """The random value a process xors its counter IVs with, as Linux's ``seqiv`` xors
+    the sequence number with a salt drawn per instance (crypto/seqiv.c), so that two
+    processes that send the same number under the same key (were the sequence floor lost)
+    still send different IVs. It fills only the bits above any number sent: 32 without
+    ESN, 24 with it (numbers below 2^40), so within one process and across processes that
+    keep the floor, the IVs of different numbers differ whatever the two salts are."""
+    shift = 40 if esn else 32
+    return int.from_bytes(os.urandom(8), "big") >> shift << shift
 
 
 def _encapsulation(sa: SecurityAssociation, encap_port: int | None) -> tuple[int, int]:

@@ -54,10 +54,12 @@ ESP_STAT = (
     "EspInKeepalive",
     "EspInDummy",
     "EspAcquires",
+    "EspOutFloorError",
 )
 """Ours: ESP packets and plaintext bytes protected and accepted, packets let through by a
 ``none`` policy (or none at all), IKE datagrams and NAT keepalives on the UDP port, dummy
-(next header 59) packets dropped, ACQUIREs sent."""
+(next header 59) packets dropped, ACQUIREs sent, packets dropped because their SA's
+sequence floor could not be written (:mod:`~cryptoapi.esp.seqfloor`)."""
 
 
 def new_counters() -> dict[str, int]:

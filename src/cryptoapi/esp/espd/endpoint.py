@@ -77,6 +77,7 @@ class DataPath(Protocol):
     def tick(self) -> None: ...
     def stats(self) -> dict[str, int]: ...
     def format_stats(self) -> str: ...
+    def close(self) -> None: ...
 
 
 class Endpoint:
@@ -322,7 +323,8 @@ class Endpoint:
             pass
 
     def close(self) -> None:
-        """Close the selector, the sockets, the TUN and the capture."""
+        """Close the selector, the sockets, the TUN, the capture and the data path (its
+        sequence floors: last, once no packet can be sent)."""
         self._selector.close()
         for sock in (self._wake_r, self._wake_w):
             sock.close()
@@ -333,3 +335,4 @@ class Endpoint:
             self.follower.close()
         if self.pcap is not None:
             self.pcap.close()
+        self.datapath.close()
