@@ -39,6 +39,24 @@ def test_check_changes_nothing_only_accept_moves_the_window():
     assert (window.top, window.bitmap) == (0, 0)
 
 
+@pytest.mark.parametrize("jump", [63, 64, 65, 1 << 30, (1 << 32) - 5, (1 << 63)])
+def test_a_jump_costs_the_window_not_the_jump(jump):
+    """A keyed peer may jump the sequence number by up to 2^64: the bitmap stays within
+    the window (a shift by the whole jump took 1.1 GB for 2^32 - 5), and what it keeps
+    is exactly what a step-by-step window would."""
+    window = ReplayWindow(64, esn=True)
+    for seq in (1, 2, 5):
+        window.accept(seq)
+    window.accept(5 + jump)
+    assert window.bitmap.bit_length() <= 64 and window.top == 5 + jump
+    assert not window.check(5 + jump)
+    for seq in (1, 2, 5):
+        assert window.check(seq) is False  # behind the window, or seen
+        if 5 + jump - seq < 64:
+            assert window.bitmap >> (5 + jump - seq) & 1  # still inside: marked
+    assert window.check(5 + jump - 1) == (jump > 1)
+
+
 def test_a_zero_window_checks_nothing():
     window = ReplayWindow(0, esn=False)
     window.accept(5)

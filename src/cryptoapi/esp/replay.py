@@ -51,9 +51,13 @@ class ReplayWindow:
         return behind < self.size and not self.bitmap >> behind & 1
 
     def accept(self, seq: int) -> None:
-        """Record ``seq`` as received: call only once its ICV has verified."""
+        """Record ``seq`` as received: call only once its ICV has verified. A jump of the
+        window's size or more leaves only ``seq`` in it: the cost is O(window), whatever
+        the jump (a shift by the whole jump would cost memory in proportion to it)."""
         if seq > self.top:
-            self.bitmap = ((self.bitmap << (seq - self.top)) | 1) & self._mask
+            jump = seq - self.top
+            kept = self.bitmap << jump if jump < self.size else 0
+            self.bitmap = (kept | 1) & self._mask
             self.top = seq
         else:
             self.bitmap |= 1 << (self.top - seq)
