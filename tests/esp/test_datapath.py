@@ -9,6 +9,7 @@ import struct
 import pytest
 
 from cryptoapi.esp import ESP_STAT, XFRM_STAT, Datapath
+from cryptoapi.esp.policies import FLOW_CACHE
 from cryptoapi.pfkey import (
     IpsecDir,
     IpsecLevel,
@@ -21,6 +22,7 @@ from cryptoapi.pfkey import (
     SaType,
     decode,
 )
+from cryptoapi.pfkey.db.acquires import ACQUIRE_MAX
 from tests.esp import sas
 from tests.esp.conftest import counted, internet_checksum, ip_packet, sa_state, udp_packet
 from tests.esp.pair import build_pair
@@ -121,6 +123,35 @@ def test_a_missing_sa_sends_one_acquire_and_drops_or_passes_by_level():
             assert datapath.output(optional) == [optional]
     assert delta["XfrmOutNoStates"] == 3
     assert [decode(m).type for m in notices] == [MsgType.ACQUIRE, MsgType.ACQUIRE]
+
+
+def test_flows_past_the_pending_acquire_limit_are_counted_drops_not_errors():
+    """3,000 flows with no SA: the key manager takes ACQUIRE_MAX (1,024) requests and
+    refuses the rest (EAGAIN); each packet is one counted drop, nothing is raised, and
+    EspAcquires counts the ACQUIREs sent. The outbound caches stay bounded."""
+    notices = []
+    key_manager = KeyManager()
+    _register(key_manager)
+    datapath = Datapath(key_manager, notify=notices.extend)
+    sas.send(key_manager, _spdadd(IpsecDir.OUTBOUND, "198.18.0.0/16", "ipsec"))
+    flows = [
+        ip_packet("192.0.2.1", f"198.18.{n >> 8}.{n & 0xFF}", 17, b"\0" * 12) for n in range(3000)
+    ]
+    with counted(datapath.stats) as delta:
+        for packet in flows:
+            assert datapath.output(packet) == []
+    assert delta["XfrmOutNoStates"] == 3000
+    assert delta["EspAcquires"] == len(notices) == ACQUIRE_MAX
+    assert delta["XfrmAcquireError"] == 3000 - ACQUIRE_MAX
+    assert len(datapath._plans) <= FLOW_CACHE and len(datapath._acquired) <= FLOW_CACHE
+
+
+def test_the_flow_caches_are_bounded():
+    key_manager = KeyManager()
+    datapath = Datapath(key_manager)
+    for n in range(FLOW_CACHE * 3):
+        datapath.output(ip_packet("192.0.2.1", f"198.18.{n >> 8 & 0xFF}.{n & 0xFF}", 17, bytes(12)))
+    assert 0 < len(datapath._plans) <= FLOW_CACHE
 
 
 def test_a_plaintext_packet_an_inbound_policy_requires_protection_for_is_dropped():

@@ -184,6 +184,8 @@ class Datapath:
         key = flow[:6]
         plan = self._plans.get(key)
         if plan is None:
+            if len(self._plans) >= FLOW_CACHE:  # bounded, as the inbound verdicts are
+                self._plans.clear()
             plan = self._plans[key] = self._decide(flow)
         return plan
 
@@ -256,14 +258,31 @@ class Datapath:
         return IPPROTO_UDP, udp + esp
 
     def _acquire(self, request: IpsecRequest, flow: Flow) -> None:
+        """An ACQUIRE for the SA ``request`` wants, unless one went out for it within
+        ``ACQUIRE_INTERVAL``. With ``ACQUIRE_MAX`` pending the key manager refuses a new
+        one (EAGAIN, as Linux's ``xfrm_state_find``): counted (``XfrmAcquireError``), and
+        asked again by the next packet, never raised to the caller."""
         src, dst = endpoints(request, flow)
         wanted = (src, dst, request.reqid)
         now = self.key_manager.clock()
         if now - self._acquired.get(wanted, -ACQUIRE_INTERVAL) < ACQUIRE_INTERVAL:
             return
+        try:
+            messages = self.key_manager.acquire(ESP, src, dst)
+        except PfkeyError:
+            self._count("XfrmAcquireError")
+            return
+        if len(self._acquired) >= FLOW_CACHE:
+            self._forget_acquires(now)
         self._acquired[wanted] = now
         self._count("EspAcquires")
-        self._send(self.key_manager.acquire(ESP, src, dst))
+        self._send(messages)
+
+    def _forget_acquires(self, now: float) -> None:
+        """Keep the ACQUIRE times bounded: those past their interval go (all of them if
+        every one is recent: at worst an ACQUIRE goes out again early)."""
+        recent = {k: t for k, t in self._acquired.items() if now - t < ACQUIRE_INTERVAL}
+        self._acquired = recent if len(recent) < FLOW_CACHE else {}
 
     def _raise_limit(self, state: EspState) -> bool:
         """Room for the next sequence number: the floor moved ahead first (durably), or
