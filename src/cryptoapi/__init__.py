@@ -203,7 +203,9 @@ def alloc_rng(name: str) -> "Rng":
 def get_random_bytes(n: int) -> bytes:
     """``n`` bytes from the default registry's ``stdrng``: a DRBG (SP 800-90A) over
     os.urandom, for users of this API who want its generator. Not a replacement for
-    :mod:`secrets` or :func:`os.urandom`, which read the kernel's generator directly."""
+    :mod:`secrets` or :func:`os.urandom`, which read the kernel's generator directly.
+    At most 33,554,431 bytes a call, as Linux's ``getrandom`` (InvalidArgument above it;
+    TypeError if ``n`` is not an int)."""
     return _registry().get_random_bytes(n)
 
 

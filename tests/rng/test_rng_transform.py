@@ -1,6 +1,7 @@
 """The ``rng`` transform and its registry: stdrng resolves like the kernel's, failed
 health tests are never used, argument types, threads, fork, and get_random_bytes."""
 
+import errno
 import os
 import threading
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 import cryptoapi
 from cryptoapi import AlgType, InvalidArgument, Registry, SelfTest
 from cryptoapi.registry.manifest import DRBG_DRIVERS
+from cryptoapi.registry.registry import GET_RANDOM_MAX
 
 SEED = bytes(range(48))
 
@@ -137,6 +139,20 @@ def test_get_random_bytes():
         assert len(cryptoapi.get_random_bytes(n)) == n
     assert cryptoapi.get_random_bytes(32) != cryptoapi.get_random_bytes(32)
     assert "get_random_bytes" in cryptoapi.__all__ and "alloc_rng" in cryptoapi.__all__
+    assert len(cryptoapi.get_random_bytes(GET_RANDOM_MAX)) == GET_RANDOM_MAX
+
+
+@pytest.mark.parametrize("n", [-1, GET_RANDOM_MAX + 1, 1 << 40])
+def test_get_random_bytes_refuses_a_size_out_of_range_at_once(n):
+    with pytest.raises(InvalidArgument) as refused:
+        cryptoapi.get_random_bytes(n)
+    assert refused.value.errno == errno.EINVAL and str(GET_RANDOM_MAX) in str(refused.value)
+
+
+@pytest.mark.parametrize("n", ["8", 8.0, True, None])
+def test_get_random_bytes_wants_an_int(n):
+    with pytest.raises(TypeError, match="n must be an int"):
+        cryptoapi.get_random_bytes(n)
 
 
 def test_repr_shows_no_state():

@@ -21,6 +21,7 @@ import os
 import sys
 
 from cryptoapi.alg import AlgType
+from cryptoapi.errors import InvalidArgument
 from cryptoapi.names import parse
 from cryptoapi.registry.algapi import AlgTable, Batch, check_collision, validate
 from cryptoapi.registry.api import Api
@@ -28,6 +29,7 @@ from cryptoapi.registry.manifest import DEFAULT_MANIFEST, Manifest
 from cryptoapi.registry.modules import Loader
 from cryptoapi.registry.sync import Larvals
 from cryptoapi.selftest.manager import DEFAULT_FUZZ_ITERATIONS, Mode, SelfTestManager, mode_from
+from cryptoapi.transforms.base import check_int
 from cryptoapi.transforms.shash import Shash
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
@@ -52,6 +54,9 @@ if TYPE_CHECKING:
 
 DEFAULT_LOOKUP_TIMEOUT = 60.0
 RNG_REQUEST = 1 << 16  # the most bytes one DRBG request returns (SP 800-90A: 2^19 bits)
+GET_RANDOM_MAX = (1 << 25) - 1
+"""The most bytes one ``get_random_bytes`` call returns (Linux's ``getrandom`` returns at
+most this per call): a larger request is a mistake, not a stream to hold in memory."""
 
 
 class Registry:
@@ -279,7 +284,10 @@ class Registry:
 
     def get_random_bytes(self, n: int) -> bytes:
         """``n`` bytes from this registry's ``stdrng``, a DRBG seeded from os.urandom,
-        in requests of at most 64 KiB (SP 800-90A's 2^19 bits)."""
+        in requests of at most 64 KiB (SP 800-90A's 2^19 bits); ``n`` is an int from 0 to
+        :data:`GET_RANDOM_MAX` (TypeError, InvalidArgument otherwise)."""
+        if not 0 <= check_int(n, "n") <= GET_RANDOM_MAX:
+            raise InvalidArgument(f"n must be from 0 to {GET_RANDOM_MAX} bytes, not {n}")
         if self._random is None:
             self._random = self.alloc_rng("stdrng")
         generate = self._random.generate
