@@ -2,6 +2,8 @@
 Ethernet framing, snap length, and the outer headers rebuilt for UDP mode (checksums that
 verify); tshark reads the result as ESP in UDP when it is installed."""
 
+import errno
+import os
 import shutil
 import struct
 import subprocess
@@ -195,3 +197,29 @@ def test_tshark_reads_esp_in_udp(tmp_path, linktype):
     assert lines[0][0] == link + "ip:udp:udpencap:esp" and int(lines[0][1], 0) == 0x1001
     assert lines[0][2] == "1"  # Good
     assert lines[1][0] == link + "ipv6:esp" and int(lines[1][1], 0) == 0x1001
+
+
+def test_a_capture_never_follows_a_link_nor_overwrites_what_is_not_ours(tmp_path):
+    """espd runs as root: --pcap must not truncate a file a link names (ELOOP), nor a file
+    with another name somewhere (EPERM); the target is left as it was."""
+    target = tmp_path / "precious"
+    target.write_bytes(b"keep me")
+    link = tmp_path / "link.pcap"
+    link.symlink_to(target)
+    with pytest.raises(OSError) as looped:
+        PcapWriter(link)
+    assert looped.value.errno == errno.ELOOP and "symbolic link" in str(looped.value)
+    other_name = tmp_path / "hard.pcap"
+    os.link(target, other_name)
+    with pytest.raises(OSError) as refused:
+        PcapWriter(other_name)
+    assert refused.value.errno == errno.EPERM
+    assert target.read_bytes() == b"keep me"
+
+
+def test_an_old_capture_of_ours_is_replaced(tmp_path):
+    path = tmp_path / "old.pcap"
+    path.write_bytes(b"x" * 1000)
+    with PcapWriter(path) as pcap:
+        pcap.write(b"\x45" + bytes(19), sent=True)
+    assert path.stat().st_size == 24 + 16 + 20

@@ -13,7 +13,9 @@ Durability: each record is one ``write`` on an unbuffered file, so a capture cut
 ``kill -9`` holds every packet written before it, at worst with the last record truncated.
 """
 
+import errno
 import os
+import stat
 import struct
 import time
 from collections.abc import Callable
@@ -46,8 +48,36 @@ def ethernet(packet: bytes, *, sent: bool) -> bytes:
     return _ETHER.pack(destination, source, _ETHERTYPE.get(version, 0x0800)) + packet
 
 
+def _open_capture(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened empty for writing, as a root daemon must open a path a user named:
+    never through a symbolic link (``O_NOFOLLOW``: ELOOP), and an existing file is
+    truncated only if it is a regular file of ours with no other name (EPERM otherwise:
+    a hard link could name any file of root's). A new file is made mode 0640."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o640)
+    except OSError as error:
+        if error.errno == errno.ELOOP and os.path.islink(path):
+            raise OSError(
+                errno.ELOOP, f"{os.fspath(path)}: is a symbolic link; name the capture file itself"
+            ) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1:
+            problem = "is not a regular file of ours with one name: not overwritten"
+            raise OSError(errno.EPERM, f"{os.fspath(path)}: {problem}")
+        os.ftruncate(fd, 0)
+        os.set_blocking(fd, True)
+        return open(fd, "wb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class PcapWriter:
-    """Appends packets to a new pcap file at ``path`` (replacing any old one)."""
+    """Appends packets to a new pcap file at ``path`` (replacing an old one of ours; see
+    :func:`_open_capture`)."""
 
     def __init__(
         self,
@@ -61,7 +91,7 @@ class PcapWriter:
         self.linktype = linktype
         self.clock = clock
         self.packets = 0
-        self._file: BinaryIO = open(path, "wb", buffering=0)  # noqa: SIM115 (closed in close)
+        self._file: BinaryIO = _open_capture(path)
         self._file.write(file_header(linktype))
 
     def write(self, packet: bytes, *, sent: bool) -> None:
