@@ -233,12 +233,14 @@ class Datapath:
         if state.sa.state not in USABLE:  # (a removed SA changed the plan already)
             self._count("XfrmOutStateExpired")
             return None
-        if state.seq >= state.seq_limit and not self._raise_limit(state):
-            return None
+        with state.lock:  # one number per packet, whatever the threads (free-threaded too)
+            if state.seq >= state.seq_limit and not self._raise_limit(state):
+                return None
+            seq = state.seq = state.seq + 1
         if state.tunnel:
-            esp = encap.seal(state, packet, inner_protocol(flow))
+            esp = encap.seal(state, seq, packet, inner_protocol(flow))
         else:
-            esp = encap.seal(state, packet[flow.header :], flow.proto)
+            esp = encap.seal(state, seq, packet[flow.header :], flow.proto)
         self._count_use(state, len(packet), "EspOutPackets", "EspOutBytes")
         return esp
 

@@ -32,12 +32,12 @@ def _trailer(key: int) -> bytes:
     return _TRAILERS.setdefault(key, PAD[:pad] + bytes((pad, key & 0xFF)))
 
 
-def seal(state: EspState, payload: bytes, next_header: int) -> bytes:
-    """The ESP packet carrying ``payload``; the caller checked the sequence number room.
+def seal(state: EspState, seq: int, payload: bytes, next_header: int) -> bytes:
+    """The ESP packet carrying ``payload`` as number ``seq``, which the caller took for it
+    (atomically, under the state's lock, within the room the floor left).
     A counter-mode IV is the sequence number xored with the state's random salt (see
     :func:`~cryptoapi.esp.state.iv_salt` and :mod:`~cryptoapi.esp.seqfloor`)."""
     crypto = state.crypto
-    seq = state.seq = state.seq + 1
     low = seq & 0xFFFFFFFF
     header = _HEADER(state.spi, low)
     iv = (seq ^ state.iv_salt).to_bytes(8, "big") if crypto.counter_iv else crypto.iv()

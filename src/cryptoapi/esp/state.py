@@ -8,6 +8,7 @@ SA record itself, so the key manager's DUMP, GET, EXPIRE and state store see the
 """
 
 import os
+import threading
 
 from cryptoapi import Registry
 from cryptoapi.esp.crypto import EspCrypto, for_sa
@@ -28,8 +29,8 @@ class EspState:
 
     __slots__ = (
         "address_sum", "crypto", "df_clear", "dport", "dst", "esn", "family", "floor_keys",
-        "iv_salt", "limit_bytes", "limit_packets", "noecn", "replay", "sa", "seq", "seq_limit",
-        "seq_max", "spi", "sport", "src", "tunnel",
+        "iv_salt", "limit_bytes", "limit_packets", "lock", "noecn", "replay", "sa", "seq",
+        "seq_limit", "seq_max", "spi", "sport", "src", "tunnel",
     )  # fmt: skip
 
     def __init__(self, registry: Registry, sa: SecurityAssociation, encap_port: int | None) -> None:
@@ -38,6 +39,7 @@ class EspState:
         self.spi = sa.spi.to_bytes(4, "big")
         self.esn = bool(sa.flags & SaFlags.ESN)
         self.seq = 0  # the last sequence number sent (§3.3.3: the first packet is 1)
+        self.lock = threading.Lock()  # taking a number (and moving the floor) is atomic
         self.seq_max = ESN_SEQ_MAX if self.esn else SEQ_MAX
         self.seq_limit = self.seq_max  # sent freely up to here (a durable floor's, if kept)
         self.floor_keys = b""  # what the floor is kept under (see cryptoapi.esp.seqfloor)
