@@ -39,6 +39,7 @@ SA starts at 1, and its IVs are still xored with a salt of the process's own.
 """
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -129,6 +130,7 @@ class Datapath:
         self._out = PolicyLookup(key_manager.spd, IpsecDir.OUTBOUND)
         self._in = PolicyLookup(key_manager.spd, IpsecDir.INBOUND)
         self._states: dict[tuple[int, bytes, int], EspState] = {}
+        self._states_lock = threading.Lock()
         self._plans: dict[tuple[int, bytes, bytes, int, int, int], _Plan] = {}
         self._generations = (-1, -1)
         self._in_verdicts: dict[tuple[tuple[int, bytes, bytes, int, int, int], int], str] = {}
@@ -477,15 +479,20 @@ class Datapath:
         """The data path's state of ``sa`` (its transforms, the last sequence number sent
         ``seq``, its ``replay`` window), made on its first packet. PF_KEY has no message
         that sets an SA's sequence numbers (Linux's netlink has ``XFRMA_REPLAY_ESN_VAL``):
-        moving an SA between data paths, or a test, sets them here."""
+        moving an SA between data paths, or a test, sets them here. Made under a lock:
+        two threads' first packets must share one state (and so one sequence)."""
         state = self._states.get(sa.key)
-        if state is not None and state.sa is not sa and state.same_keys(sa):
-            state.rebind(sa)  # an UPDATE of its lifetimes: its sequence numbers go on
-        if state is None or state.sa is not sa:
-            if len(self._states) > len(self._sad) * 2 + 64:
-                self._forget_gone()
-            state = self._states[sa.key] = self._new_state(sa)
-        return state
+        if state is not None and state.sa is sa:
+            return state
+        with self._states_lock:
+            state = self._states.get(sa.key)
+            if state is not None and state.sa is not sa and state.same_keys(sa):
+                state.rebind(sa)  # an UPDATE of its lifetimes: its sequence numbers go on
+            if state is None or state.sa is not sa:
+                if len(self._states) > len(self._sad) * 2 + 64:
+                    self._forget_gone()
+                state = self._states[sa.key] = self._new_state(sa)
+            return state
 
     def _new_state(self, sa: SecurityAssociation) -> EspState:
         """An SA's first state; with floors, it goes on after its keys' floor, and its first

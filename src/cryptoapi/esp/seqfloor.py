@@ -32,6 +32,7 @@ import errno
 import hashlib
 import os
 import sqlite3
+import threading
 
 from cryptoapi.pfkey.daemon.privatedb import FileKind, claim, connect
 from cryptoapi.pfkey.daemon.schema import Transaction
@@ -91,6 +92,7 @@ class SequenceFloors:
             raise PfkeyError(errno.EINVAL, f"a floor step must be at least 1, not {step}")
         self.path = os.fspath(path)
         self.step = step
+        self._lock = threading.Lock()  # one connection: one statement at a time
         self._fd = claim(self.path, FLOOR_FILE)
         try:
             self._db = connect(self.path, self._fd, FLOOR_FILE, "FULL")
@@ -100,14 +102,15 @@ class SequenceFloors:
 
     def floor(self, keys: bytes) -> int:
         """The highest sequence number that may have been sent under ``keys`` (0: none)."""
-        row = self._db.execute(_SELECT, (keys,)).fetchone()
+        with self._lock:
+            row = self._db.execute(_SELECT, (keys,)).fetchone()
         return 0 if row is None else int.from_bytes(row[0], "big")
 
     def reserve(self, keys: bytes, upto: int) -> None:
         """Make ``upto`` the floor of ``keys``, durably, before any number up to it is
         sent; EIO if it cannot be written (then nothing past the old floor may be)."""
         try:
-            with Transaction(self._db):
+            with self._lock, Transaction(self._db):
                 self._db.execute(_UPSERT, (keys, upto.to_bytes(8, "big")))
         except sqlite3.Error as error:
             raise PfkeyError(errno.EIO, f"cannot write {self.path}: {error}") from None
