@@ -76,8 +76,9 @@ def test_a_resume_file_of_another_campaign_is_refused(tmp_path, capsys):
 
 def test_the_time_budget_reports_what_ran_and_resume_finishes_it(one_process, tmp_path):
     path = tmp_path / "run.jsonl"
+    # 3: no mismatch found, but implementations the budget did not reach
     cut = fuzz_json("--cluster", "local:2", "--time", "0.001", "--resume", str(path),
-                    statuses=(0, 1))  # fmt: skip
+                    statuses=(0, 1, 3))  # fmt: skip
     assert sum(r["cases"] for r in cut) < sum(r["cases"] for r in one_process)
     resumed = fuzz_json("--jobs", "1", "--resume", str(path))
     assert comparable(resumed) == comparable(one_process)

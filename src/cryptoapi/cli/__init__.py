@@ -23,9 +23,10 @@ Look up, test, fuzz and use the crypto algorithms of cryptoapi, and run its IPse
 daemon. Each command has its own --help."""
 
 EPILOG = """\
-exit status: 0 done; 1 failed (one line on stderr says why); 2 a usage error; 130
-interrupted; 141 the reader of the output closed it early (as in 'cryptoapi list |
-head -1'), like any command killed by SIGPIPE."""
+exit status: 0 done; 1 failed (one line on stderr says why); 2 a usage error; 3 (fuzz)
+no mismatch, but a --time budget left implementations untested; 130 interrupted; 141 the
+reader of the output closed it early (as in 'cryptoapi list | head -1'), like any command
+killed by SIGPIPE."""
 
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT

@@ -1,12 +1,25 @@
 """cryptoapi fuzz: differential fuzzing of every implementation against its reference.
 
 The run's seed is printed before anything else; --seed S replays a run exactly and
---case K replays one case. Each implementation's cases are split into ranges of --chunk
-cases, run here, in --jobs J processes, or on a Dask cluster (--scheduler ADDRESS, or
---cluster local:N on this machine); the cases depend only on (seed, algorithm, case
-number), so the run is the same either way. --resume FILE records finished ranges and
-skips them when the same campaign runs again. A mismatch is shrunk and printed with the
-command that replays it; the exit status is 1.
+--case K replays one case. Each implementation's cases are split into ranges: its first
+--min-cases, then each range as large as all before it, up to --chunk cases; they run
+here, in --jobs J processes, or on a Dask cluster (--scheduler ADDRESS, or --cluster
+local:N on this machine); the cases depend only on (seed, algorithm, case number), so the
+run is the same either way. --resume FILE records finished ranges and skips them when
+the same campaign runs again; a damaged FILE is refused (a torn last line, as a crash
+leaves, is skipped with a warning).
+
+--time SECONDS budgets the whole campaign. Ranges run in rounds: every implementation's
+first --min-cases cases, then rounds that double every implementation's cases, until the
+deadline or --iterations; so a budget spreads the cases over every implementation. On
+stderr: a progress line (in place on a terminal, every 10 s otherwise), then what the
+budget left out. A mismatch is shrunk and printed with the command that replays it.
+
+exit status: 0 no mismatch, and every implementation ran --iterations cases, or at least
+--min-cases when --time stopped it (a note on stderr counts those cut short); 1 a
+mismatch, or an error such as a damaged resume file; 3 no mismatch, but --time ended
+before some implementations ran --min-cases cases ("not reached: ..." on stderr names
+them): a run that left implementations untested must not pass for one that tested them.
 """
 
 import argparse
@@ -16,11 +29,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from cryptoapi.alg import Algorithm
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import non_negative_int, positive_float, positive_int
+from cryptoapi.cli.progress import Progress
 from cryptoapi.cli.table import format_table
 from cryptoapi.errors import InvalidArgument
 from cryptoapi.registry.registry import Registry
@@ -34,16 +51,23 @@ from cryptoapi.selftest.fuzz import (
 )
 from cryptoapi.selftest.fuzz.campaign import (
     DEFAULT_CHUNK,
+    DEFAULT_MINIMUM,
     Campaign,
     CaseRange,
     DriverRun,
     Parameters,
     RangeResult,
-    ResumeFile,
     gather,
 )
+from cryptoapi.selftest.fuzz.resume import ResumeFile
 
 OnResult = Callable[[RangeResult], None]
+
+EXIT_NOT_REACHED = 3
+"""No mismatch, but the time budget ended before some implementations ran their minimum."""
+
+SHOWN_NOT_REACHED = 10
+"""Implementations named in the "not reached" line (``--json`` lists them all)."""
 
 
 def add_parser(commands: Any) -> None:
@@ -51,6 +75,7 @@ def add_parser(commands: Any) -> None:
         "fuzz",
         help="fuzz every implementation against its reference (replayable)",
         description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--alg", action="append", default=[], metavar="NAME",
@@ -63,7 +88,13 @@ def add_parser(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--time", type=positive_float, metavar="SECONDS",
-        help="the whole campaign's budget: stop there and report what ran",
+        help="the whole campaign's budget: every implementation's first --min-cases, "
+             "then further ranges round-robin; stop there and report what ran",
+    )  # fmt: skip
+    parser.add_argument(
+        "--min-cases", type=positive_int, default=DEFAULT_MINIMUM, metavar="N",
+        help="cases every implementation runs before any runs more, the first range of "
+             f"each (default {DEFAULT_MINIMUM}); fewer under --time: exit status 3",
     )  # fmt: skip
     parser.add_argument("--seed", type=non_negative_int, help="replay the run with this seed")
     parser.add_argument("--case", type=non_negative_int, metavar="K", help="run only case K")
@@ -90,7 +121,8 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help='print {"schema": 1, "seed": S, "results": [...]} (the seed goes to stderr)',
+        help='print {"schema": 1, "seed": S, "results": [...], "not_reached": [...]} (the '
+        "seed goes to stderr)",
     )
     parser.set_defaults(run=run)
 
@@ -109,43 +141,107 @@ def run(args: argparse.Namespace) -> int:
     providers = {
         impl.driver: impl.provider for impl, _ in plan(Registry("off"), args.alg, args.driver)
     }
-    parameters = Parameters(seed, args.iterations, args.chunk, tuple(providers), args.case)
-    runs = run_campaign(parameters, args, time.time() + args.time if args.time else None)
+    parameters = Parameters(
+        seed, args.iterations, args.chunk, tuple(providers), args.case, minimum=args.min_cases
+    )
+    campaign = execute_campaign(parameters, args, time.time() + args.time if args.time else None)
+    runs = campaign.results()
     if args.json:
         records = [_record(run, providers[run.result.driver]) for run in runs]
-        jsonout.dump({"seed": seed, "results": records})
+        not_reached = [{"driver": d, "cases": n} for d, n in campaign.shortfall().items()]
+        jsonout.dump({"seed": seed, "results": records, "not_reached": not_reached})
     else:
-        results = [run.result for run in runs]
-        print(_table(results))
-        print("\n" + _summary(results))
-        print("\n" + _workers(runs))
-        for result in results:
-            if result.mismatch is not None:
-                print("\n" + result.mismatch.report())
-    return 1 if any(run.result.mismatch for run in runs) else 0
+        _print_report(runs)
+    _warn_coverage(campaign)
+    return _status(campaign, runs)
+
+
+def _print_report(runs: list[DriverRun]) -> None:
+    results = [run.result for run in runs]
+    print(_table(results))
+    print("\n" + _summary(results))
+    print("\n" + _workers(runs))
+    for result in results:
+        if result.mismatch is not None:
+            print("\n" + result.mismatch.report())
+
+
+def _status(campaign: Campaign, runs: list[DriverRun]) -> int:
+    """1 for a mismatch, else 3 if an implementation was not reached, else 0."""
+    if any(run.result.mismatch for run in runs):
+        return 1
+    return EXIT_NOT_REACHED if campaign.shortfall() else 0
+
+
+def _warn_coverage(campaign: Campaign) -> None:
+    """Say on stderr which implementations the time budget left below the minimum, or
+    else how many it cut short of --iterations."""
+    total = len(campaign.parameters.drivers)
+    short = campaign.shortfall()
+    if short:
+        shown = ", ".join(f"{d} ({n})" for d, n in list(short.items())[:SHOWN_NOT_REACHED])
+        more = len(short) - SHOWN_NOT_REACHED
+        shown += f" and {more} more" if more > 0 else ""
+        print(
+            f"cryptoapi fuzz: not reached: {len(short)} of {total} implementations ran fewer "
+            f"than {campaign.parameters.required} cases before --time ended (cases run): {shown}",
+            file=sys.stderr,
+        )
+        return
+    cut = len(campaign.unfinished())
+    if cut:
+        print(
+            f"cryptoapi fuzz: --time ended: {cut} of {total} implementations ran fewer than "
+            f"{campaign.parameters.iterations} cases (each ran at least "
+            f"{campaign.parameters.required})",
+            file=sys.stderr,
+        )
 
 
 def run_campaign(
     parameters: Parameters, args: argparse.Namespace, deadline: float | None
 ) -> list[DriverRun]:
-    """Every range not already in the resume file, where the options say, recorded as
-    each finishes; each driver's result."""
+    """Each driver's result of ``execute_campaign``."""
+    return execute_campaign(parameters, args, deadline).results()
+
+
+def execute_campaign(
+    parameters: Parameters, args: argparse.Namespace, deadline: float | None
+) -> Campaign:
+    """Every range not already in the resume file, where the options say, in rounds
+    (``campaign.split``), recorded as each finishes; the campaign, with what it did."""
     resume = None if args.resume is None else ResumeFile(args.resume, parameters)
-    campaign = Campaign(parameters, resume.load() if resume else ())
-    progress = _Progress(len(campaign.to_run()))
+    campaign = Campaign(parameters, _recorded(resume))
+    progress = Progress(
+        "cryptoapi fuzz", budget=None if deadline is None else deadline - time.time()
+    )
 
     def finished(done: RangeResult) -> None:
         if resume is not None:
             resume.record(done)
-        progress.step()
+        progress.update(campaign.progress)
 
     try:
         _execute(campaign, args, deadline, finished)
     finally:
+        progress.close()
         if resume is not None:
             resume.close()
-    progress.done()
-    return campaign.results()
+    return campaign
+
+
+def _recorded(resume: ResumeFile | None) -> list[RangeResult]:
+    """The finished ranges ``resume`` holds, with a warning for a torn last line skipped."""
+    if resume is None:
+        return []
+    done = resume.load()
+    if resume.torn_line is not None:
+        print(
+            f"cryptoapi fuzz: warning: --resume {resume.path}: line {resume.torn_line} is "
+            "incomplete (a crash while recording?): skipped, its range runs again",
+            file=sys.stderr,
+        )
+    return done
 
 
 def _execute(
@@ -203,24 +299,50 @@ def _run_in_processes(
 def fuzz_range(
     task: CaseRange, seed: int, deadline: float | None, worker: str | None = None
 ) -> RangeResult:
-    """Fuzz one range of one implementation in a registry of its own (also the job of a
-    worker process); no case once ``deadline`` (``time.time()``) has passed."""
-    registry = Registry("off")
-    impl = registry.lookup(task.driver)
+    """Fuzz one range of one implementation (also the job of a worker process); no case
+    once ``deadline`` (``time.time()``) has passed."""
+    target = _target(task.driver, os.environ.get("CRYPTOAPI_FAULT", ""))
     seconds = None if deadline is None else deadline - time.time()
     stop = task.start if seconds is not None and seconds <= 0 else task.stop
     result = fuzz(
-        registry.new_transform,
-        impl,
-        reference_for(registry, impl),
+        target.registry.new_transform,
+        target.impl,
+        target.reference,
         seed,
         start=task.start,
         iterations=stop,
         seconds=seconds,
-        others=opinions_for(registry, impl),
+        others=target.others,
     )
     complete = result.mismatch is not None or result.cases == task.stop - task.start
     return RangeResult(task, result, worker or f"local:{os.getpid()}", complete)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """An implementation, with what it is compared to, in the registry that made them."""
+
+    registry: Registry
+    impl: Algorithm
+    reference: Algorithm
+    others: tuple[Algorithm, ...]
+
+
+@cache
+def _target(driver: str, faults: str) -> _Target:
+    """``driver``'s target, made once per process: a campaign runs a driver's ranges in
+    rounds, and making it (3 ms, mostly asking every implementation for an opinion) cost as
+    much as the cases of a small range. One registry serves the process's drivers; a new
+    one for another ``faults`` (``CRYPTOAPI_FAULT``, which a registry reads when made)."""
+    registry = _registry(faults)
+    impl = registry.lookup(driver)
+    return _Target(registry, impl, reference_for(registry, impl), opinions_for(registry, impl))
+
+
+@cache
+def _registry(faults: str) -> Registry:
+    """The process's registry without self-tests, for ``faults`` (see ``_target``)."""
+    return Registry("off")
 
 
 def _record(run: DriverRun, provider: str) -> dict[str, object]:
@@ -239,26 +361,6 @@ def _workers(runs: list[DriverRun]) -> str:
         cases.update(run.workers)
     shown = ", ".join(f"{worker} {count}" for worker, count in sorted(cases.items()))
     return f"cases per worker: {shown or 'none'}"
-
-
-class _Progress:
-    """A progress bar on a terminal; silent otherwise."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done_count = 0
-        self.shown = sys.stderr.isatty()
-
-    def step(self) -> None:
-        self.done_count += 1
-        if self.shown:
-            filled = 30 * self.done_count // max(self.total, 1)
-            bar = "#" * filled + "." * (30 - filled)
-            print(f"\r[{bar}] {self.done_count}/{self.total}", end="", file=sys.stderr, flush=True)
-
-    def done(self) -> None:
-        if self.shown:
-            print(file=sys.stderr)
 
 
 def _table(results: list[FuzzResult]) -> str:

@@ -3,13 +3,16 @@
 Every provider is loaded and every standard template instance built over every inner
 implementation (and any NAME given, e.g. 'cts(cbc(aes))'), then tested. It prints the
 failures, each with its reason, and a summary line; -v prints the whole table too. The
-exit status is 1 if any implementation failed.
+exit status is 1 if any implementation failed. A full run (--selftests full) fuzzes too
+and takes minutes: while it runs, stderr shows how many of the implementations registered
+so far are tested, a line rewritten in place on a terminal, a line every 10 s otherwise.
 """
 
 import argparse
 import contextlib
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,8 +20,10 @@ from typing import Any
 from cryptoapi.alg import AlgInfo, SelfTest
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import SELFTEST_MODES, add_selftests_option
+from cryptoapi.cli.progress import Progress
 from cryptoapi.cli.table import format_table
 from cryptoapi.registry.registry import Registry
+from cryptoapi.registry.trace import TraceEvent
 
 SELFTEST_LOGGER = "cryptoapi.selftest"
 """Where the self-test manager reports each failure and its reason."""
@@ -53,10 +58,16 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    counts = _TestCounts(Progress("cryptoapi selftest"))
+    # Only a full run shows progress: it takes minutes, the other modes seconds.
+    trace = counts if args.selftests == "full" else None
     with failure_reasons() as reasons:
-        registry = Registry(args.selftests)
-        registry.instantiate_all(args.names)
-        infos = registry.run_selftests(args.names)
+        registry = Registry(args.selftests, trace=trace)
+        try:
+            registry.instantiate_all(args.names)
+            infos = registry.run_selftests(args.names)
+        finally:
+            counts.progress.close()
     elapsed_ms = (time.perf_counter() - started) * 1e3
     mode = str(registry.selftest.mode)
     if args.json:
@@ -64,6 +75,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(infos, reasons, mode, elapsed_ms, verbose=args.verbose)
     return 1 if any(info.selftest is SelfTest.FAILED for info in infos) else 0
+
+
+class _TestCounts:
+    """The registry's trace (any thread): implementations registered and tested so far,
+    shown on ``progress``."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.registered = self.tested = 0
+        self._lock = threading.Lock()  # test events come from the pool's threads
+
+    def __call__(self, event: TraceEvent) -> None:
+        with self._lock:
+            self.registered += event.kind == "register"
+            self.tested += event.kind == "test"
+        self.progress.update(self.status)
+
+    def status(self) -> str:
+        return f"{self.tested}/{self.registered} implementations tested"
 
 
 class _FailureLog(logging.Handler):

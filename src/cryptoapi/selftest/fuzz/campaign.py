@@ -1,10 +1,18 @@
 """A fuzzing campaign split into case ranges, so that any number of workers, in any order,
 give the result one process gives.
 
-A campaign is (seed, drivers, cases per driver, range size). Each driver's cases
-0..N-1 are split into ranges of ``chunk`` cases (``split``); a range is run by the engine
-(``fuzz(..., start=, iterations=stop)``), and every case in it is still drawn from
-(seed, algorithm, case number), so where a range runs changes nothing.
+A campaign is (seed, drivers, cases per driver, range size, minimum). Each driver's
+cases 0..N-1 are split into a first range of ``minimum`` cases, then ranges each as large
+as all before it, up to ``chunk`` cases (``split``): 0..1, 1..2, 2..4, 4..8, ... A range is
+run by the engine (``fuzz(..., start=, iterations=stop)``), and every case in it is still
+drawn from (seed, algorithm, case number), so where and in what order a range runs changes
+nothing, and ``--seed S --case K`` replays case K of any run.
+
+Ranges are scheduled in rounds (``split``'s order): every driver's first range, then every
+driver's second, and so on. A time budget therefore spreads the cases over every driver:
+each gets its ``minimum`` before any gets more, then every round doubles each driver's
+cases, until the deadline. ``Campaign.shortfall`` names the drivers a budget left below
+the minimum.
 
 The run's ``inputs_digest`` of a driver composes over ranges: SHA-256 over the ranges'
 digests (32 bytes each) in case order, where a range's digest is the engine's (SHA-256
@@ -16,29 +24,28 @@ one with the lowest case number, and the cases counted are those of the ranges b
 plus its own up to and including the mismatch (what one process counts); later ranges
 are ignored, and cancelled when they have not started (``Campaign.superseded``).
 
-``ResumeFile`` records each finished range as a JSON line, fsync'd before the next is
-recorded; a rerun with the same file and parameters skips them and gives the same final
-report (the digests, counts and mismatch reports are read back, not recomputed). A range
-cut short by the time budget is not finished, and runs again on resume.
+``resume.ResumeFile`` records each finished range, so that a rerun skips it.
 """
 
 import hashlib
-import json
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
-from typing import IO, Any
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from typing import Any
 
-from cryptoapi.errors import InvalidArgument
-from cryptoapi.selftest.fuzz.cases import Case
-from cryptoapi.selftest.fuzz.engine import FuzzResult, Mismatch
+from cryptoapi.selftest.fuzz.engine import FuzzResult
 
 DEFAULT_CHUNK = 1000
 """Cases per range: large enough that a cluster's cost per task (about a millisecond)
 stays well under 10% of the work (``bench/fuzz.py`` measures it)."""
 
+DEFAULT_MINIMUM = 1
+"""Cases every driver runs before any runs more: the first round of a campaign. One case
+of each of the 541 drivers took 5 to 14 s in one process on a busy 2-core machine (the
+8192-bit FFDHE groups take a second a case against their generic reference; ten cases of
+every driver took over 20 s), so a budget of 20 s reaches every driver; later rounds
+double every driver's cases."""
 
 DEADLINE_GRACE = 1.0
 """Seconds past the time budget after which unfinished ranges are cancelled."""
@@ -63,6 +70,13 @@ class Parameters:
     chunk: int
     drivers: tuple[str, ...]
     only_case: int | None = None
+    minimum: int = DEFAULT_MINIMUM
+
+    @property
+    def required(self) -> int:
+        """The cases a driver must run (or stop at a mismatch) for the campaign to have
+        reached it: the first round's."""
+        return 1 if self.only_case is not None else min(self.minimum, self.iterations)
 
 
 @dataclass
@@ -77,16 +91,27 @@ class RangeResult:
 
 
 def split(parameters: Parameters) -> list[CaseRange]:
-    """Every driver's ranges, in case order (one range of one case with ``only_case``)."""
+    """Every driver's ranges, in rounds: every driver's first range (its ``minimum``
+    cases), then every driver's next, each driver's in case order (one range of one case
+    with ``only_case``)."""
     if parameters.only_case is not None:
         case = parameters.only_case
         return [CaseRange(driver, case, case + 1) for driver in parameters.drivers]
-    step, total = parameters.chunk, parameters.iterations
     return [
-        CaseRange(driver, start, min(start + step, total))
+        CaseRange(driver, start, stop)
+        for start, stop in _bounds(parameters)
         for driver in parameters.drivers
-        for start in range(0, total, step)
     ]
+
+
+def _bounds(parameters: Parameters) -> list[tuple[int, int]]:
+    """(start, stop) of a driver's ranges: ``minimum`` cases, then each range as large as
+    all before it (so each round doubles every driver's cases), up to ``chunk`` cases."""
+    total, chunk = parameters.iterations, parameters.chunk
+    edges = [0, parameters.required]
+    while edges[-1] < total:
+        edges.append(min(edges[-1] + min(edges[-1], chunk), total))
+    return list(pairwise(edges))
 
 
 def compose_digest(range_digests: Iterable[str]) -> str:
@@ -142,7 +167,7 @@ class Campaign:
         return first is None or task.start <= first
 
     def to_run(self) -> list[CaseRange]:
-        """The pending ranges still wanted, in case order."""
+        """The pending ranges still wanted, in rounds (``split``'s order)."""
         return [task for task in self.pending if self.wanted(task)]
 
     def add(self, done: RangeResult) -> None:
@@ -158,10 +183,44 @@ class Campaign:
 
     def results(self) -> list[DriverRun]:
         """Each driver's result, in the parameters' driver order (drivers that ran)."""
+        return list(self._runs().values())
+
+    def _runs(self) -> dict[str, DriverRun]:
         by_driver: dict[str, list[RangeResult]] = {}
         for done in self.done.values():
             by_driver.setdefault(done.task.driver, []).append(done)
-        return [combine(by_driver[d]) for d in self.parameters.drivers if d in by_driver]
+        return {d: combine(by_driver[d]) for d in self.parameters.drivers if d in by_driver}
+
+    def unfinished(self) -> dict[str, int]:
+        """Drivers that ran fewer cases than asked and found no mismatch (a time budget
+        stopped them): driver → cases run, 0 for one never reached, in driver order."""
+        runs = self._runs()
+        cases = {d: runs[d].result.cases if d in runs else 0 for d in self.parameters.drivers}
+        asked = 1 if self.parameters.only_case is not None else self.parameters.iterations
+        return {
+            driver: count
+            for driver, count in cases.items()
+            if count < asked and (driver not in runs or runs[driver].result.mismatch is None)
+        }
+
+    def shortfall(self) -> dict[str, int]:
+        """Of ``unfinished``, the drivers below the first round's ``required`` cases: those
+        the campaign did not reach."""
+        required = self.parameters.required
+        return {driver: count for driver, count in self.unfinished().items() if count < required}
+
+    def progress(self) -> str:
+        """Where the campaign is, in one line: cases run, drivers reached and finished."""
+        drivers = self.parameters.drivers
+        reached = {task.driver for task in self.done}
+        open_ = {task.driver for task in self.to_run() if task not in self.done}
+        cases = sum(done.result.cases for done in self.done.values())
+        finished = sum(1 for d in drivers if d in reached and d not in open_)
+        total = len(drivers)
+        return (
+            f"{cases} cases; implementations reached {len(reached)}/{total}, "
+            f"finished {finished}/{total}"
+        )
 
 
 def gather(
@@ -192,102 +251,3 @@ def gather(
             cancelled = True
             for pending in futures:
                 pending.cancel()
-
-
-class ResumeFile:
-    """JSON lines: the parameters first, then one finished range a line (fsync'd)."""
-
-    def __init__(self, path: Path, parameters: Parameters) -> None:
-        self.path = path
-        self.parameters = parameters
-        self._file: IO[str] | None = None
-
-    def load(self) -> list[RangeResult]:
-        """The finished ranges recorded (none for a new file); refuses a file written
-        with other parameters."""
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return []
-        lines = self.path.read_text().splitlines()
-        header = json.loads(lines[0])
-        if header != {"campaign": _encode(asdict(self.parameters))}:
-            raise ResumeConflict(
-                f"--resume {self.path}: written by a campaign with other parameters "
-                f"({header.get('campaign')}), not {asdict(self.parameters)}"
-            )
-        # A line cut short by a crash is the range that had not finished recording.
-        return [_range_from_json(json.loads(line)) for line in lines[1:] if _whole(line)]
-
-    def record(self, done: RangeResult) -> None:
-        """Append one finished range (a range cut short by the budget is not recorded)."""
-        if not done.complete:
-            return
-        if self._file is None:
-            new = not self.path.exists() or self.path.stat().st_size == 0
-            self._file = self.path.open("a")
-            if new:
-                self._write({"campaign": _encode(asdict(self.parameters))})
-        self._write(_range_to_json(done))
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def _write(self, record: dict[str, Any]) -> None:
-        assert self._file is not None
-        self._file.write(json.dumps(record) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-
-class ResumeConflict(InvalidArgument):
-    """A resume file written by a campaign with other parameters (EINVAL)."""
-
-
-def _whole(line: str) -> bool:
-    try:
-        json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-def _range_to_json(done: RangeResult) -> dict[str, Any]:
-    result = asdict(done.result)
-    record: dict[str, Any] = _encode(
-        {"range": asdict(done.task), "worker": done.worker, "result": result}
-    )
-    return record
-
-
-def _range_from_json(record: dict[str, Any]) -> RangeResult:
-    value = _decode(record)
-    fields_ = dict(value["result"])
-    if fields_["mismatch"] is not None:
-        mismatch = dict(fields_["mismatch"])
-        mismatch["case"] = Case(**mismatch["case"])
-        fields_["mismatch"] = Mismatch(**mismatch)
-    result = FuzzResult(**{f.name: fields_[f.name] for f in fields(FuzzResult)})
-    return RangeResult(CaseRange(**value["range"]), result, value["worker"])
-
-
-def _encode(value: Any) -> Any:
-    """JSON for results: bytes as {"hex": ...}, tuples as lists."""
-    if isinstance(value, bytes):
-        return {"hex": value.hex()}
-    if isinstance(value, dict):
-        return {key: _encode(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_encode(item) for item in value]
-    return value
-
-
-def _decode(value: Any) -> Any:
-    """The inverse of ``_encode``: lists come back as tuples (results hold no lists)."""
-    if isinstance(value, dict):
-        if list(value) == ["hex"]:
-            return bytes.fromhex(value["hex"])
-        return {key: _decode(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return tuple(_decode(item) for item in value)
-    return value
