@@ -16,7 +16,7 @@ from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.setkey import SetkeyError
 from tests.pfkey.conftest import make_registry
-from tests.pfkey.keyd import daemon_thread, short_dir
+from tests.pfkey.keyd import daemon_thread, short_dir, start_keyd, stop
 
 AUTH_HEX = "7a" * 32
 AUTH_SHOWN = " ".join(["7a7a7a7a"] * 8)  # as ipsec_hexdump prints it, in 4-byte groups
@@ -144,3 +144,45 @@ def test_usage_errors():
     with short_dir() as where, pytest.raises(PfkeyError) as caught:
         setkey("-D", "--socket", os.path.join(where, "absent"))
     assert caught.value.errno == errno.ENOENT
+
+
+ENCRYPTION_ONLY = (
+    "add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc 0x000102030405060708090a0b0c0d0e0f ;\n"
+)
+
+
+def test_a_dry_run_refuses_encryption_only_esp_saying_why(tmp_path, capsys):
+    conf = tmp_path / "cbc-only.conf"
+    conf.write_text(ENCRYPTION_ONLY)
+    assert setkey("-f", str(conf)) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"cryptoapi setkey: {conf}:1:1: add: Invalid argument: encryption-only")
+    assert line.endswith("(--allow-unauthenticated-esp)")
+    assert setkey("-f", str(conf), "--allow-unauthenticated-esp") == 0  # the unsafe opt-in
+    assert "holds 1 SAs" in capsys.readouterr().out
+
+
+def test_the_opt_in_is_keyd_s_own_with_a_socket(daemon, tmp_path):
+    path, km = daemon
+    conf = tmp_path / "cbc-only.conf"
+    conf.write_text(ENCRYPTION_ONLY)
+    with pytest.raises(InvalidArgument, match="keyd's own flag decides"):
+        setkey("-f", str(conf), "--socket", path, "--allow-unauthenticated-esp")
+    assert setkey("-f", str(conf), "--socket", path) == 1  # the daemon refuses it
+    assert len(km.sad) == 0
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+def test_keyd_admits_encryption_only_esp_only_with_its_flag(tmp_path, capsys, opt_in):
+    conf = tmp_path / "cbc-only.conf"
+    conf.write_text(ENCRYPTION_ONLY)
+    flag = ("--allow-unauthenticated-esp",) if opt_in else ()
+    with short_dir() as where:
+        path = os.path.join(where, "s")
+        process = start_keyd(path, *flag)
+        try:
+            assert setkey("-f", str(conf), "--socket", path) == (0 if opt_in else 1)
+        finally:
+            assert stop(process) == 0
+    err = capsys.readouterr().err
+    assert ("add: Invalid argument" in err) is not opt_in

@@ -273,8 +273,11 @@ def test_a_socket_policy_index_is_shown_as_linux_setkey_shows_it():
     assert format_policy(msg).splitlines()[0] == "(per-socket policy) "
 
 
-CONFIG = f"""add 10.0.0.1 10.0.0.2 esp 0x1001 -m tunnel -E aes-cbc 0x{ENC_KEY.hex()} ;
-add 10.0.0.2 10.0.0.1 esp 0x1002 -m tunnel -E aes-cbc 0x{ENC_KEY.hex()} ;
+SHA256_KEY = f"0x{AUTH_KEY[:32].hex()}"
+CONFIG = f"""add 10.0.0.1 10.0.0.2 esp 0x1001 -m tunnel -E aes-cbc 0x{ENC_KEY.hex()}
+    -A hmac-sha256 {SHA256_KEY} ;
+add 10.0.0.2 10.0.0.1 esp 0x1002 -m tunnel -E aes-cbc 0x{ENC_KEY.hex()}
+    -A hmac-sha256 {SHA256_KEY} ;
 spdadd 10.0.0.1 10.0.0.2 any -P out ipsec esp/tunnel/10.0.0.1-10.0.0.2/require ;
 """
 

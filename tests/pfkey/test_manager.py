@@ -30,6 +30,7 @@ from .conftest import (
     ENC_KEY,
     SRC,
     address,
+    getspi,
     lookup_message,
     make_registry,
     only,
@@ -163,7 +164,7 @@ NULL_ENC = {"encrypt": 11, "enc_key": None}
         ("GCM key, no salt", sa_message(0x100, **NO_AUTH, encrypt=18, enc_key=bytes(16)), EINVAL),
         ("missing auth key", sa_message(0x100, auth_key=None), EINVAL),
         ("missing encryption key", sa_message(0x100, enc_key=None), EINVAL),
-        ("key for no algorithm", sa_message(0x100, auth=0), EINVAL),
+        ("key for no algorithm", sa_message(0x100, auth=0, encrypt=20, enc_key=bytes(20)), EINVAL),
         ("NULL with a key", sa_message(0x100, encrypt=11, enc_key=bytes(8)), EINVAL),
         ("sa2 mode 9", sa_message(0x100, sa2=(9, 0)), EINVAL),
         ("Twofish: no library has it", sa_message(0x100, encrypt=253, enc_key=bytes(16)), ENOSYS),
@@ -173,6 +174,56 @@ NULL_ENC = {"encrypt": 11, "enc_key": None}
 def test_add_refusals(km, what, message, code):
     data = message if isinstance(message, bytes) else message.encode()
     refused(km, data, code)
+
+
+ENCRYPTION_ONLY = {
+    "aes-cbc, no auth": sa_message(0x300, **NO_AUTH),
+    "aes-cbc, NULL auth": sa_message(0x300, auth=251, auth_key=None),
+    "aes-ctr, no auth": sa_message(0x300, **NO_AUTH, encrypt=13, enc_key=bytes(20)),
+    "3des-cbc, no auth": sa_message(0x300, **NO_AUTH, encrypt=3, enc_key=bytes(24)),
+}
+"""ESP with confidentiality and no integrity: refused unless the key manager opts in."""
+
+
+@pytest.mark.parametrize("message", ENCRYPTION_ONLY.values(), ids=ENCRYPTION_ONLY)
+def test_encryption_only_esp_is_einval_naming_the_problem_and_changes_nothing(km, message):
+    km.handle(sa_message(0x1001))  # something for the refusal to leave alone
+    for _ in range(2):  # refused every time: a refusal is not remembered as admitted
+        refused(km, message, errno.EINVAL)
+        assert km.refusal.startswith("encryption-only ESP (")
+        assert "RFC 8221" in km.refusal and "allow_unauthenticated=True" in km.refusal
+    assert len(km.sad) == 1
+
+
+def test_encryption_only_esp_is_refused_when_a_larval_sa_is_completed(km):
+    spi = getspi(km, 0x5000, 0x5000).get(ExtType.SA, Sa).spi
+    refused(km, sa_message(spi, type=MsgType.UPDATE, **NO_AUTH), errno.EINVAL)
+    assert km.sad.get(SaType.ESP, DST, spi).state == SaState.LARVAL
+
+
+@pytest.mark.parametrize("message", ENCRYPTION_ONLY.values(), ids=ENCRYPTION_ONLY)
+def test_the_unsafe_opt_in_admits_encryption_only_esp(clock, message):
+    km = KeyManager(make_registry(), clock=clock, allow_unauthenticated=True)
+    assert only(km, message).errno == 0
+    assert km.sad.get(SaType.ESP, DST, 0x300).auth in (0, 251)
+
+
+@pytest.mark.parametrize(
+    ("encrypt", "enc_key", "auth"),
+    [
+        (20, bytes(20), 0),  # AES-GCM-16
+        (14, bytes(19), 0),  # AES-CCM-8
+        (28, bytes(36), 0),  # ChaCha20-Poly1305
+        (23, bytes(20), 0),  # AES-GMAC: integrity only
+        (11, None, 5),  # NULL with HMAC-SHA-256
+        (12, ENC_KEY, 5),  # AES-CBC with HMAC-SHA-256
+        (13, bytes(20), 9),  # AES-CTR with AES-XCBC-MAC
+    ],
+)
+def test_esp_with_integrity_stays_allowed_by_default(km, encrypt, enc_key, auth):
+    auth_key = {0: None, 5: AUTH_KEY, 9: bytes(16)}[auth]
+    message = sa_message(0x300, encrypt=encrypt, enc_key=enc_key, auth=auth, auth_key=auth_key)
+    assert only(km, message).errno == 0
 
 
 def test_null_algorithms_need_no_registry_and_no_key(km):

@@ -55,23 +55,35 @@ def test_a_whole_configuration(km):
 def test_refusals_are_reported_with_their_position_and_the_run_goes_on(km):
     outcomes = run(
         km,
-        f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES};\n"
-        f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES};\n"
+        f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES} -A hmac-sha256 {SHA256};\n"
+        f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES} -A hmac-sha256 {SHA256};\n"
         "delete 10.0.0.1 10.0.0.2 esp 0x9999;\n"
         "spddelete 10.0.0.0/24 10.1.0.0/16 any -P out;\n"
-        f"add 10.0.0.1 10.0.0.2 esp 0x1002 -E aes-cbc {AES};\n",
+        f"add 10.0.0.1 10.0.0.2 esp 0x1002 -E aes-cbc {AES} -A hmac-sha256 {SHA256};\n",
     )
     assert [o.ok for o in outcomes] == [True, False, False, False, True]
-    assert outcomes[1].errors == [(errno.EEXIST, "File exists")]
-    assert outcomes[1].describe_errors() == ["t.conf:2:1: add: File exists (errno 17)"]
+    reason = "File exists: an SA of type 3 with SPI 0x1001 exists"  # the key manager's why
+    assert outcomes[1].errors == [(errno.EEXIST, reason)]
+    assert outcomes[1].describe_errors() == [f"t.conf:2:1: add: {reason} (errno 17)"]
     assert outcomes[2].errors[0][0] == errno.ESRCH
     assert outcomes[3].errors[0][0] == errno.ENOENT
     assert len(km.sad) == 2
 
 
+def test_encryption_only_esp_is_refused_with_its_reason_unless_opted_in(km, clock):
+    text = f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES};"
+    (outcome,) = run(km, text)
+    ((code, why),) = outcome.errors
+    assert code == errno.EINVAL and len(km.sad) == 0
+    assert why.startswith("Invalid argument: encryption-only ESP (cbc(aes), no authentication")
+    unsafe = KeyManager(make_registry(), clock=clock, allow_unauthenticated=True)
+    assert run(unsafe, text)[0].ok and len(unsafe.sad) == 1
+
+
 def test_an_algorithm_the_registry_lacks_is_enosys(clock):
     km = KeyManager(make_registry(names=()), clock=clock)  # no cbc(aes) in this registry
-    (outcome,) = run(km, f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES};")
+    text = f"add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES} -A hmac-sha256 {SHA256};"
+    (outcome,) = run(km, text)
     assert outcome.errors[0][0] == errno.ENOSYS and len(km.sad) == 0
 
 

@@ -11,6 +11,10 @@ opened through a symbolic link, and refused unless it is a key database of this 
 others cannot read, or absent (then it is made); keys of deleted SAs are gone from it and
 its WAL before the deletion is acknowledged. SIGTERM or SIGINT stops the daemon and removes
 the socket.
+
+Encryption-only ESP SAs (a cipher with no authentication algorithm: nothing detects a forged
+packet) are refused with EINVAL, as RFC 8221 asks; --allow-unauthenticated-esp admits them,
+unsafely (an espd following this daemon needs the same flag to carry them).
 """
 
 import argparse
@@ -19,7 +23,7 @@ import sys
 from typing import Any
 
 from cryptoapi.cli.logs import logging_to_stderr
-from cryptoapi.cli.options import add_selftests_option
+from cryptoapi.cli.options import add_selftests_option, add_unauthenticated_option
 from cryptoapi.pfkey.daemon.server import KeyDaemon, serve
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.registry.registry import Registry
@@ -41,11 +45,15 @@ def add_parser(commands: Any) -> None:
         help="commit durability: full survives power loss, normal only a crash (default full)",
     )
     add_selftests_option(parser)
+    add_unauthenticated_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    key_manager = KeyManager(Registry(args.selftests) if args.selftests else None)
+    key_manager = KeyManager(
+        Registry(args.selftests) if args.selftests else None,
+        allow_unauthenticated=args.allow_unauthenticated,
+    )
 
     def ready(daemon: KeyDaemon, loaded: tuple[int, int]) -> None:
         restored = f"; {loaded[0]} SAs and {loaded[1]} policies from {args.state}"

@@ -30,6 +30,24 @@ def add_selftests_option(parser: argparse.ArgumentParser, *, default: str | None
     )
 
 
+UNAUTHENTICATED_ESP_HELP = (
+    "UNSAFE: admit encryption-only ESP SAs (a cipher such as aes-cbc with no -A), whose "
+    "forged or altered packets nothing detects; refused by default, as RFC 8221 asks{where}"
+)
+
+
+def add_unauthenticated_option(parser: argparse.ArgumentParser, *, where: str = "") -> None:
+    """``--allow-unauthenticated-esp``: the key manager's ``allow_unauthenticated``, the
+    one way to admit an ESP SA without integrity (see ``cryptoapi.pfkey.admit``);
+    ``where`` adds to the help what the flag applies to."""
+    parser.add_argument(
+        "--allow-unauthenticated-esp",
+        dest="allow_unauthenticated",
+        action="store_true",
+        help=UNAUTHENTICATED_ESP_HELP.format(where=where),
+    )
+
+
 def positive_int(text: str) -> int:
     """An integer of at least 1 (a count of cases, of processes)."""
     value = _int(text)

@@ -6,7 +6,10 @@ packet carrying ESP (raw, or in UDP) and returns the packet it protected. Neithe
 packet content: a packet that cannot be handled is dropped and counted under Linux's
 ``/proc/net/xfrm_stat`` names (:meth:`Datapath.stats`). No plaintext of an unauthenticated
 packet is ever returned, and nothing but counters changes for a dropped one (the replay
-window moves only for authentic packets).
+window moves only for authentic packets). Every SA has integrity: the key manager refuses
+encryption-only ESP (EINVAL, RFC 8221) unless it was made with the unsafe
+``allow_unauthenticated=True``, and the packets of such an SA are unauthenticated by
+definition.
 
 Outbound (RFC 4301 §5.1): no policy, or ``none``, lets the packet through unchanged;
 ``discard`` drops it (``XfrmOutPolBlock``); ``ipsec`` protects it with the SA its request

@@ -9,6 +9,9 @@ security context). The checks, with Linux's errno where Linux has the case:
   with an encryption algorithm or without authentication, ESP without encryption, ESP with
   neither confidentiality nor integrity (RFC 4303 §3.2), or a combined-mode algorithm with a
   separate authentication algorithm (RFC 4106 §8): EINVAL;
+- ESP with confidentiality only (a cipher such as AES-CBC and no authentication algorithm,
+  or NULL authentication): EINVAL unless the key manager was made with
+  ``allow_unauthenticated=True`` (see :func:`integrity`);
 - an algorithm number the table does not know or the registry cannot provide: ENOSYS;
 - a missing key, a key for no algorithm, or a key length the algorithm's RFC (see
   :mod:`~cryptoapi.pfkey.algorithms`) or the registry's implementation does not take:
@@ -90,8 +93,11 @@ def sa_type(satype: int) -> None:
         raise invalid(f"SA type {satype} is not AH ({SaType.AH}) or ESP ({SaType.ESP})")
 
 
-def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
-    """A MATURE SA from an ADD or UPDATE message, or the PfkeyError that refuses it.
+def admit(
+    scan: Scan, probe: AlgorithmProbe, now: float, *, allow_unauthenticated: bool = False
+) -> SecurityAssociation:
+    """A MATURE SA from an ADD or UPDATE message, or the PfkeyError that refuses it; an
+    encryption-only ESP SA only with ``allow_unauthenticated`` (see :func:`integrity`).
 
     The record is filled by name as each value is checked (see
     :meth:`~SecurityAssociation.unfilled`: the per-add cost); a refused message leaves at
@@ -110,7 +116,9 @@ def admit(scan: Scan, probe: AlgorithmProbe, now: float) -> SecurityAssociation:
         raise invalid("SPI 0 is reserved (RFC 4303 §2.1)")
     if flags & _ESN or _SA_REPLAY_EXT in spans:
         replay = replay_window(scan, replay, flags)
-    auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(probe, satype, auth, encrypt)
+    auth_spec, auth_usable, encrypt_spec, encrypt_usable = combination(
+        probe, satype, auth, encrypt, allow_unauthenticated
+    )
     sa.auth_bits, sa.auth_key = _key(data, spans.get(_KEY_AUTH), auth_spec, auth_usable)
     sa.encrypt_bits, sa.encrypt_key = _key(
         data, spans.get(_KEY_ENCRYPT), encrypt_spec, encrypt_usable
@@ -163,14 +171,19 @@ Combination = tuple[AlgSpec | None, KeyBits, AlgSpec | None, KeyBits]
 """(auth spec, its usable key bits, encrypt spec, its usable key bits)."""
 
 
-def combination(probe: AlgorithmProbe, satype: int, auth: int, encrypt: int) -> Combination:
+def combination(
+    probe: AlgorithmProbe, satype: int, auth: int, encrypt: int, allow_unauthenticated: bool
+) -> Combination:
     """The algorithms of an SA of ``satype`` with these numbers, checked once per
-    combination and remembered by the probe (so an add costs one dict read here)."""
-    key = (satype, auth, encrypt)
+    combination and policy and remembered by the probe (so an add costs one dict read
+    here); a refused one is not remembered, so it is refused every time."""
+    key = (satype, auth, encrypt, allow_unauthenticated)
     found: Combination | None = probe.combinations.get(key)
     if found is None:
         sa_type(satype)
         auth_spec, encrypt_spec = _algorithms(satype, auth, encrypt)
+        if not allow_unauthenticated:
+            integrity(auth_spec, encrypt_spec)
         found = (
             auth_spec,
             _usable(probe, auth_spec),
@@ -179,6 +192,24 @@ def combination(probe: AlgorithmProbe, satype: int, auth: int, encrypt: int) -> 
         )
         probe.combinations[key] = found
     return found
+
+
+def integrity(auth_spec: AlgSpec | None, encrypt_spec: AlgSpec | None) -> None:
+    """EINVAL for encryption-only ESP: a cipher with no integrity check, whose packets an
+    attacker can change undetected (flipping a CBC IV bit flips the same bit of the inner
+    header) and have delivered. RFC 4303 §3.2 allows such SAs; RFC 8221 says ESP must not
+    be used with confidentiality and no integrity, so only ``allow_unauthenticated`` admits
+    one. Combined modes (AES-GCM, AES-CCM, ChaCha20-Poly1305, AES-GMAC) carry their own."""
+    if encrypt_spec is None or encrypt_spec.integrity:
+        return
+    if auth_spec is not None and auth_spec.integrity:
+        return
+    raise invalid(
+        f"encryption-only ESP ({encrypt_spec.name}, no authentication algorithm) is refused:"
+        " a forged or altered packet would go undetected (RFC 8221); add an authentication"
+        " algorithm or use a combined mode (aes-gcm, chacha20-poly1305), or opt in, unsafely,"
+        " with allow_unauthenticated=True (--allow-unauthenticated-esp)"
+    )
 
 
 def _usable(probe: AlgorithmProbe, spec: AlgSpec | None) -> KeyBits:

@@ -71,6 +71,12 @@ class AlgSpec:
     def is_null(self) -> bool:
         return not self.name
 
+    @property
+    def integrity(self) -> bool:
+        """Whether the algorithm authenticates what it carries: a MAC or a combined mode
+        (an ICV on the wire). A cipher alone or NULL does not (RFC 4303 §3.2)."""
+        return self.icv > 0
+
 
 _AES = (128, 192, 256)
 

@@ -26,6 +26,8 @@ class KeyManagerCore(Protocol):
     sender: int
     """The client whose message is being handled."""
     acquires: Acquires
+    allow_unauthenticated: bool
+    """Whether encryption-only ESP SAs are admitted (unsafe; see ``admit.integrity``)."""
 
     def remove(self, sa: SecurityAssociation) -> None: ...
     def larval(self, sa: SecurityAssociation) -> None: ...

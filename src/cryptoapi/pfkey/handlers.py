@@ -96,7 +96,7 @@ def add(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.3: add a MATURE SA; EEXIST if (type, destination, SPI) is taken."""
     if km.probe.reprobe:
         km.probe.reprobe_all()
-    sa = admit(scan, km.probe, now)
+    sa = admit(scan, km.probe, now, allow_unauthenticated=km.allow_unauthenticated)
     key = (sa.satype, sa.dst, sa.spi)
     if key in km.sad.by_key:
         raise PfkeyError(E_EXISTS, f"an SA of type {sa.satype} with SPI {sa.spi:#x} exists")
@@ -121,7 +121,7 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     if larval:
         if km.probe.reprobe:
             km.probe.reprobe_all()
-        new = admit(scan, km.probe, now)
+        new = admit(scan, km.probe, now, allow_unauthenticated=km.allow_unauthenticated)
         new.seq = old.seq
     else:
         new = _relifed(km, old, scan)

@@ -82,7 +82,12 @@ LARVAL_TIMEOUT = 30.0
 
 class KeyManager:
     """A PF_KEY v2 key manager over one SA database, its algorithms from ``registry``
-    (``cryptoapi.default_registry()`` when None), each probed at most once."""
+    (``cryptoapi.default_registry()`` when None), each probed at most once.
+
+    ``allow_unauthenticated=True`` admits encryption-only ESP SAs (a cipher without an
+    authentication algorithm), which RFC 8221 forbids and which are refused (EINVAL)
+    otherwise. It is unsafe: such an SA has no integrity check, so a changed packet
+    decrypts to changed plaintext and is delivered. Only for interoperability tests."""
 
     def __init__(
         self,
@@ -92,6 +97,7 @@ class KeyManager:
         rng: random.Random | None = None,
         reprobe: bool = False,
         larval_timeout: float = LARVAL_TIMEOUT,
+        allow_unauthenticated: bool = False,
     ) -> None:
         self.registry = cryptoapi.default_registry() if registry is None else registry
         self.probe = AlgorithmProbe(self.registry, reprobe=reprobe)
@@ -102,6 +108,8 @@ class KeyManager:
         self.clock = clock
         self.rng: random.Random = random.SystemRandom() if rng is None else rng
         self.larval_timeout = larval_timeout
+        self.allow_unauthenticated = allow_unauthenticated
+        """Whether encryption-only ESP SAs are admitted (unsafe; see the class docstring)."""
         self.clients = Clients()
         """Who is connected: what each registered for, which are promiscuous."""
         self.sender = ANONYMOUS
@@ -112,6 +120,9 @@ class KeyManager:
         self._messages = 0
         self._errors = 0
         self._expired = [0, 0]
+        self.refusal = ""
+        """Why the last refused message was refused (its PfkeyError's text), for an
+        in-process caller: a PF_KEY reply carries only the errno (RFC 2367 §1.4)."""
         self.on_dying: Callable[[SecurityAssociation], None] | None = None
         """Called with each SA a soft limit makes DYING (a state store writes it then)."""
 
@@ -154,6 +165,7 @@ class KeyManager:
                 routing.answers(clients, client, out, clients.promiscuous, events)
         except PfkeyError as error:
             self._errors += 1
+            self.refusal = str(error)
             routing.refusal(clients, replies.error(data, error.errno), copied, events)
         finally:
             self.sender = ANONYMOUS

@@ -30,8 +30,9 @@ class AlgorithmProbe:
         self._bits: dict[Kind, dict[int, KeyBits | None]] = {kind: {} for kind in Kind}
         self.failures: dict[str, str] = {}
         """Names whose lookup failed other than by "not found" (a broken provider), and how."""
-        self.combinations: dict[tuple[int, int, int], Any] = {}
-        """(satype, auth, encrypt) -> its checked algorithms (kept by the key manager)."""
+        self.combinations: dict[tuple[int, int, int, bool], Any] = {}
+        """(satype, auth, encrypt, unauthenticated allowed) -> its checked algorithms (kept
+        by the key manager)."""
 
     def key_bits(self, spec: AlgSpec) -> KeyBits | None:
         """The key sizes (bits) of ``spec`` that its RFC allows and the registry's

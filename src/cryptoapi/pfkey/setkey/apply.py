@@ -1,7 +1,8 @@
 """Running setkey statements against a key manager, in-process or through the key daemon.
 
 Each statement's messages are sent in order and its replies collected in an
-:class:`Outcome`: the successful replies (decoded) and the refusals (errno and text). A
+:class:`Outcome`: the successful replies (decoded) and the refusals (errno and text; from
+an in-process key manager the text has its reason too, which PF_KEY cannot carry). A
 refusal does not stop the run (setkey goes on with the next statement too); the caller
 decides the exit status. A transport that fails (the key daemon closed the connection, did
 not answer in time, or answered nonsense) stops it: :class:`Interrupted` names the file and
@@ -31,9 +32,11 @@ LISTINGS = frozenset((int(MsgType.DUMP), int(MsgType.X_SPDDUMP)))
 
 
 class Transport(Protocol):
-    """Where statements go: ``request`` sends one message and returns its replies."""
+    """Where statements go: ``request`` sends one message and returns its replies;
+    ``explain`` says what a refusal's errno meant, as well as the transport knows."""
 
     def request(self, message: Message) -> list[bytes]: ...
+    def explain(self, code: int) -> str: ...
 
 
 class LocalTransport:
@@ -47,6 +50,10 @@ class LocalTransport:
         data = dataclasses.replace(message, seq=next(self._seq), pid=os.getpid()).encode()
         return [r for r in self.km.handle(data) if r[1] not in NOTIFICATIONS or r[2]]
 
+    def explain(self, code: int) -> str:
+        """The errno's text and the key manager's reason for the refusal just made."""
+        return f"{os.strerror(code)}: {self.km.refusal}"
+
 
 class DaemonTransport:
     """The key daemon, through a connected :class:`PfkeyClient`."""
@@ -56,6 +63,10 @@ class DaemonTransport:
 
     def request(self, message: Message) -> list[bytes]:
         return self.client.request(message)
+
+    def explain(self, code: int) -> str:
+        """The errno's text only: a PF_KEY reply carries no reason."""
+        return os.strerror(code)
 
 
 @dataclass
@@ -82,7 +93,7 @@ def _send(transport: Transport, message: Message, outcome: Outcome) -> list[Mess
         reply = decode(data)
         if reply.errno:
             if not (reply.errno == errno.ENOENT and reply.type in LISTINGS):
-                outcome.errors.append((reply.errno, os.strerror(reply.errno)))
+                outcome.errors.append((reply.errno, transport.explain(reply.errno)))
         else:
             found.append(reply)
     return found
