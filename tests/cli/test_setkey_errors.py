@@ -18,13 +18,15 @@ from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
 from tests.pfkey.conftest import make_registry
 from tests.pfkey.keyd import WAIT, short_dir
 
-CONFIG = """# four SAs; the key daemon dies at the third
-add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc 0x000102030405060708090a0b0c0d0e0f ;
-add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc 0x000102030405060708090a0b0c0d0e0f ;
+AES = "0x000102030405060708090a0b0c0d0e0f"
+HMAC = "0x" + "11" * 32
+CONFIG = f"""# four SAs; the key daemon dies at the third
+add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES} -A hmac-sha256 {HMAC} ;
+add 10.0.0.1 10.0.0.2 esp 0x1001 -E aes-cbc {AES} -A hmac-sha256 {HMAC} ;
 
 add 10.0.0.1 10.0.0.2 esp 0x1003
-    -E aes-cbc 0x000102030405060708090a0b0c0d0e0f ;
-add 10.0.0.1 10.0.0.2 esp 0x1004 -E aes-cbc 0x000102030405060708090a0b0c0d0e0f ;
+    -E aes-cbc {AES} -A hmac-sha256 {HMAC} ;
+add 10.0.0.1 10.0.0.2 esp 0x1004 -E aes-cbc {AES} -A hmac-sha256 {HMAC} ;
 """
 
 

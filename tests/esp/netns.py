@@ -249,6 +249,18 @@ class Espd:
         return code, out, "".join(self.stderr) + self.rest()
 
 
+def espd_command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``cryptoapi espd ARGS`` run to its end here, outside any namespace (for what stops
+    it before it opens a device), bounded."""
+    return subprocess.run(
+        [PYTHON, "-m", "cryptoapi", "espd", *args],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+
+
 def wait_for_line(fd: int, wanted: str, timeout: float = WAIT) -> list[str]:
     """Read the pipe ``fd`` (unbuffered, so nothing hides in a buffer from ``select``)
     until a line containing ``wanted``; the lines read. AssertionError, with them, if it
@@ -285,6 +297,18 @@ def hosts(*, mtu: int = 1500) -> Iterator[tuple[Host, Host]]:
         for host in (left, right):
             _configure(host)
         yield left, right
+
+
+@contextlib.contextmanager
+def lone_host() -> Iterator[Host]:
+    """One namespace with a persistent TUN device and no peer, for what espd does alone
+    (its start-up errors, losing its TUN device); a private work directory."""
+    with contextlib.ExitStack() as stack:
+        ns = stack.enter_context(namespace("l"))
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="espd")))
+        host = Host(ns, "192.0.2.1", "10.1.0.1", "192.0.2.2", "10.2.0.1", work=work)
+        ns.ip("tuntap", "add", "dev", host.tun, "mode", "tun")
+        yield host
 
 
 def _configure(host: Host) -> None:

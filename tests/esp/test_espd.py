@@ -31,7 +31,7 @@ from cryptoapi.pfkey import ExtType, Lifetime, Message, MsgType, PfkeyError, Sa,
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.setkey import DaemonTransport, apply, parse
 from tests.esp import netns
-from tests.esp.netns import Espd, Host, classify, read_pcap, transfer_bytes
+from tests.esp.netns import Espd, Host, classify, espd_command, read_pcap, transfer_bytes
 
 REASON = netns.unavailable()
 needs_netns = pytest.mark.skipif(REASON is not None, reason=REASON or "")
@@ -387,16 +387,6 @@ def test_the_tun_device_is_created_up_with_the_mtu_asked_for():
         assert "espnew" in done.stdout and "mtu 1280" in done.stdout
         assert "UP" in done.stdout.split("<", 1)[1].split(">", 1)[0]
         assert "espnew" not in ns.ip("-o", "link", "show")  # gone with its only user
-
-
-def espd_command(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cryptoapi", "espd", *args],
-        capture_output=True,
-        text=True,
-        timeout=netns.WAIT,
-        check=False,
-    )
 
 
 def test_a_setkey_file_the_key_manager_refuses_stops_espd_before_it_starts(tmp_path):

@@ -21,17 +21,36 @@ it at once. Two espds need two files (a second one on the same file is refused).
 --pcap FILE records every ESP packet sent and received (whole IP packets; for UDP the
 outer IP/UDP header is rebuilt) for Wireshark or tshark. SIGUSR1 prints the counters
 (/proc/net/xfrm_stat layout, then espd's own) to standard output, as does the exit;
-SIGTERM or SIGINT stops espd.
+SIGTERM or SIGINT stops espd (exit status 0).
+
+If the TUN device goes away while espd runs (ip link del; its reads and writes fail with
+EBADFD, ENODEV or, once no device of the name is left, EIO), espd prints its counters and
+exits with status 1 and one line, "espd: TUN device NAME is gone (read: ...); exiting",
+rather than spin: start it again once the device is back.
+
+What stops espd from starting is said in one line, status 1, naming what failed: the
+setkey file (FILE: reason, or FILE:LINE:COLUMN for a parse error or a byte that is not
+UTF-8, or each statement refused), the UDP port ("espd: UDP port 4500: Address already in
+use (another espd or IKE daemon?)"), the TUN device ("espd: TUN device esp0: Device or
+resource busy (another espd holds it)"; EPERM: CAP_NET_ADMIN is needed), the raw ESP
+sockets, the sequence floor file or the key daemon.
+
+Encryption-only ESP SAs (a cipher with no authentication algorithm) are refused, as RFC
+8221 asks: nothing would detect a forged or altered packet. --allow-unauthenticated-esp
+admits them (from the setkey file, or from a keyd started with the same flag), which is
+unsafe: their packets are unauthenticated by definition.
 """
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cryptoapi.cli.logs import logging_to_stderr
-from cryptoapi.cli.options import add_selftests_option
+from cryptoapi.cli.options import add_selftests_option, add_unauthenticated_option
 from cryptoapi.errors import CryptoError
 
 if TYPE_CHECKING:
@@ -50,6 +69,23 @@ if TYPE_CHECKING:
 LINK_TYPES = ("ethernet", "raw")
 DEFAULT_MTU = 1400
 STATE_DIRECTORY = "/var/lib/cryptoapi"
+
+UDP_HINTS = {
+    errno.EADDRINUSE: "another espd or IKE daemon?",
+    errno.EACCES: "a port below 1024 needs CAP_NET_BIND_SERVICE",
+}
+TUN_HINTS = {
+    errno.EBUSY: "another espd holds it",
+    errno.EPERM: "CAP_NET_ADMIN is needed",
+    errno.EINVAL: "is it a TAP device, or the MTU out of range?",
+    errno.ENOENT: "no TUN driver: modprobe tun",
+}
+RAW_HINTS = {errno.EPERM: "CAP_NET_RAW is needed"}
+"""The likely cause of a start-up error, by errno, said after it (see :func:`_naming`)."""
+
+
+class StartFailed(Exception):
+    """espd cannot start: the message is one line naming what failed and why."""
 
 
 def add_parser(commands: Any) -> None:
@@ -76,6 +112,7 @@ def add_parser(commands: Any) -> None:
         "--mtu", type=int, default=DEFAULT_MTU, help=f"TUN MTU, 0 to keep (default {DEFAULT_MTU})"
     )
     add_selftests_option(parser)
+    add_unauthenticated_option(parser, where=" (from -f or from keyd)")
     parser.set_defaults(run=run)
 
 
@@ -89,9 +126,37 @@ def run(args: argparse.Namespace) -> int:
             cleanup.pop_all()  # the endpoint closes what it holds
             # said once SIGUSR1 and SIGTERM are handled: whoever waits for it may use them
             return endpoint.run(ready=lambda: print(greeting, file=sys.stderr, flush=True))
-    except (OSError, CryptoError) as error:
+    except OSError as error:
+        print(f"espd: {_reason(error)}", file=sys.stderr)
+        return 1
+    except (StartFailed, CryptoError) as error:
         print(f"espd: {error}", file=sys.stderr)
         return 1
+
+
+def _reason(error: OSError) -> str:
+    """``FILE: reason`` as a Unix tool says it, not Python's ``[Errno N] ...``."""
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename is not None else reason
+
+
+@contextlib.contextmanager
+def _naming(what: str, hints: Mapping[int, str] | None = None) -> Iterator[None]:
+    """Turn an OSError (or ValueError) of the block into StartFailed: ``what: reason``
+    and, from ``hints``, the likely cause, one line instead of a traceback or a bare
+    ``[Errno N]``."""
+    try:
+        yield
+    except OSError as error:
+        reason = _reason(error)
+        if error.filename == what:  # "tunnel.conf: tunnel.conf: ..." says it twice
+            reason = reason.removeprefix(f"{what}: ")
+        hint = (hints or {}).get(error.errno or 0)
+        raise StartFailed(f"{what}: {reason}" + (f" ({hint})" if hint else "")) from None
+    except ValueError as error:  # an interface name the kernel cannot take
+        if isinstance(error, CryptoError):  # a SetkeyError names its own file:line:column
+            raise
+        raise StartFailed(f"{what}: {error}") from None
 
 
 def _floors(args: argparse.Namespace) -> "SequenceFloors":
@@ -119,8 +184,14 @@ def _build(
     from cryptoapi.pfkey.wire.constants import SaType
     from cryptoapi.registry.registry import Registry
 
-    key_manager = KeyManager(Registry(args.selftests) if args.selftests else None)
-    refused = keyfile.load(key_manager, args.file) if args.file else []
+    key_manager = KeyManager(
+        Registry(args.selftests) if args.selftests else None,
+        allow_unauthenticated=args.allow_unauthenticated,
+    )
+    refused: list[str] = []
+    if args.file:
+        with _naming(args.file):
+            refused = keyfile.load(key_manager, args.file)
     for line in refused:
         print(f"espd: {line}", file=sys.stderr)
     if refused:
@@ -135,7 +206,9 @@ def _build(
     cleanup.callback(floors.close)
     datapath = Datapath(key_manager, encap_port=encap, notify=notices, floors=floors)
     tun, sockets = _devices(args, cleanup)
-    endpoint = Endpoint(datapath, tun, sockets, follower=follower, pcap=_pcap(args, cleanup))
+    endpoint = Endpoint(
+        datapath, tun, sockets, follower=follower, notices=notices, pcap=_pcap(args, cleanup)
+    )
     where = "raw ESP and " if args.raw_esp else ""
     greeting = (
         f"espd: ready on {tun.name}, {where}UDP/{args.udp_port}: {len(key_manager.sad)} SAs,"
@@ -165,11 +238,19 @@ def _devices(
     from cryptoapi.esp.espd.sockets import open_sockets
     from cryptoapi.esp.espd.tun import open_tun
 
-    tun = open_tun(args.tun, mtu=args.mtu or None)
+    with _naming(f"TUN device {args.tun}", TUN_HINTS):
+        tun = open_tun(args.tun, mtu=args.mtu or None)
     cleanup.callback(tun.close)
-    sockets = open_sockets(udp_port=args.udp_port, raw_esp=args.raw_esp)
-    for sock in sockets:
-        cleanup.callback(sock.close)
+    kinds = [(False, f"UDP port {args.udp_port}", UDP_HINTS)]
+    if args.raw_esp:
+        kinds.append((True, "raw ESP socket (IP protocol 50)", RAW_HINTS))
+    sockets: list[EspSocket] = []
+    for raw, what, hints in kinds:
+        with _naming(what, hints):
+            opened = open_sockets(udp_port=args.udp_port, raw=raw)
+        for sock in opened:
+            cleanup.callback(sock.close)
+        sockets += opened
     return tun, sockets
 
 

@@ -16,6 +16,10 @@ refuses are reported (each with its reason) and make the exit status 1. An input
 read (missing, a directory, not UTF-8) is one line, cryptoapi: FILE: reason, and status
 1; so is a key daemon that goes away partway, naming the FILE:LINE reached (the
 statements before it were sent).
+
+Encryption-only ESP SAs (-E with a cipher and no -A) are refused, EINVAL, as RFC 8221
+asks: nothing would detect a forged packet. In a dry run --allow-unauthenticated-esp
+admits them, unsafely; with --socket the daemon decides (keyd --allow-unauthenticated-esp).
 """
 
 import argparse
@@ -26,6 +30,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from cryptoapi.cli.options import add_unauthenticated_option
 from cryptoapi.errors import CryptoError, InvalidArgument
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.manager import KeyManager
@@ -36,6 +41,7 @@ from cryptoapi.pfkey.setkey import (
     Position,
     Statement,
     apply,
+    decode_text,
     parse,
 )
 from cryptoapi.pfkey.setkey.apply import Interrupted, Transport
@@ -48,7 +54,7 @@ SHOWN = frozenset(("get", "getspi", "dump", "spddump"))
 
 
 class Unreadable(CryptoError):
-    """The input cannot be read or is not UTF-8 text: the message names it and why."""
+    """The input cannot be read (missing, a directory ...): the message names it and why."""
 
 
 def add_parser(commands: Any) -> None:
@@ -68,6 +74,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--show-keys", action="store_true", help="show key material")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per reply")
+    add_unauthenticated_option(parser, where=" (a dry run only: with --socket keyd decides)")
     parser.set_defaults(run=run)
 
 
@@ -77,6 +84,10 @@ def _statements(args: argparse.Namespace) -> list[Statement]:
         raise InvalidArgument("nothing to do: give -f FILE, -c, -D or -F")
     if args.spd and not (args.dump or args.flush):
         raise InvalidArgument("-P goes with -D or -F")
+    if args.allow_unauthenticated and args.socket:
+        raise InvalidArgument(
+            "--allow-unauthenticated-esp is for a dry run; with --socket keyd's own flag decides"
+        )
     out = []
     if args.flush:
         kind = MsgType.X_SPDFLUSH if args.spd else MsgType.FLUSH
@@ -92,13 +103,14 @@ def _statements(args: argparse.Namespace) -> list[Statement]:
 
 
 def _read_file(name: str) -> str:
-    """The text of the file ``name`` (what ``parse_file`` reads), or Unreadable with why."""
+    """The text of the file ``name`` (what ``parse_file`` reads): Unreadable if it cannot
+    be read, SetkeyError naming the place of a byte that is not UTF-8."""
     try:
         with open(name, "rb") as stream:
             raw = stream.read()
     except OSError as error:
         raise Unreadable(f"{name}: {error.strerror or error}") from None
-    return _text(raw, name)
+    return decode_text(raw, name)
 
 
 def _read_stdin() -> str:
@@ -106,21 +118,7 @@ def _read_stdin() -> str:
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:  # a text stream without bytes underneath (io.StringIO)
         return sys.stdin.read()
-    return _text(buffer.read(), "<stdin>")
-
-
-def _text(raw: bytes, name: str) -> str:
-    """``raw`` as UTF-8 with universal newlines (as a text-mode ``open`` reads it); at the
-    first byte that is not UTF-8, Unreadable naming its ``name:line:column``."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        at = error.start
-        line = raw.count(b"\n", 0, at) + 1
-        before = raw[raw.rfind(b"\n", 0, at) + 1 : at].decode(errors="replace")
-        where = f"{name}:{line}:{len(before) + 1}"
-        raise Unreadable(f"{where}: byte {raw[at]:#04x} is not UTF-8 text") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return decode_text(buffer.read(), "<stdin>")
 
 
 def _builtin(command: str, flag: str, kind: int) -> Statement:
@@ -133,7 +131,7 @@ def _transport(args: argparse.Namespace) -> Iterator[tuple[Transport, KeyManager
         with PfkeyClient(args.socket, timeout=args.timeout) as client:
             yield DaemonTransport(client), None
     else:
-        km = KeyManager()
+        km = KeyManager(allow_unauthenticated=args.allow_unauthenticated)
         yield LocalTransport(km), km
 
 

@@ -23,7 +23,11 @@ Nothing a packet holds stops the loop: the data path drops and counts bad packet
 every send or write error (EAGAIN, ENOBUFS, ECONNREFUSED, EHOSTUNREACH ...) or receive
 error is counted by errno and the packet dropped, as the kernel drops a packet it cannot
 queue. An exception the data path should not raise is logged once and counted
-(``EspdDatapathExceptions``) and the packet dropped.
+(``EspdDatapathExceptions``) and the packet dropped. One thing does stop it: the TUN device
+going away (deleted under espd: reads and writes fail with EBADFD for ever, see
+:mod:`.tun`). Then :meth:`Endpoint.run` logs one line naming the device, prints the
+counters, closes everything and returns 1, rather than spin on a device that will not
+come back.
 
 Durability: espd keeps no state of its own. Its SAs are the key manager's (a setkey file
 read at start, or keyd's, followed); sequence numbers and replay windows live in memory
@@ -48,9 +52,10 @@ from typing import Protocol, TextIO
 
 from cryptoapi.esp.espd.follower import Follower
 from cryptoapi.esp.espd.frames import outer_packet
+from cryptoapi.esp.espd.notices import Notices
 from cryptoapi.esp.espd.pcap import PcapWriter
 from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received
-from cryptoapi.esp.espd.tun import TunDevice
+from cryptoapi.esp.espd.tun import TunDevice, TunGone
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +95,7 @@ class Endpoint:
         sockets: list[EspSocket],
         *,
         follower: Follower | None = None,
+        notices: Notices | None = None,
         pcap: PcapWriter | None = None,
         out: TextIO = sys.stdout,
     ) -> None:
@@ -97,6 +103,7 @@ class Endpoint:
         self.tun = tun
         self.sockets = sockets
         self.follower = follower
+        self.notices = notices
         self.pcap = pcap
         self.out = out
         self.counters: Counter[str] = Counter()
@@ -128,7 +135,8 @@ class Endpoint:
 
     def run(self, ready: Callable[[], None] | None = None) -> int:
         """Serve until SIGTERM/SIGINT (or :meth:`stop`); print the counters; 0. ``ready``
-        is called once the signal handlers are in place and every source is watched."""
+        is called once the signal handlers are in place and every source is watched.
+        1 (the reason logged) if the TUN device goes away."""
         previous = self._signals()
         try:
             self._register()
@@ -136,6 +144,9 @@ class Endpoint:
                 ready()
             while not self._stopping:
                 self._turn()
+        except TunGone as gone:
+            log.error("%s", gone)
+            return 1
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -190,6 +201,8 @@ class Endpoint:
             self.datapath.tick()
         if self.follower is not None:
             self.follower.retry_if_due()
+        if self.notices is not None:  # what the data path said this turn, never waiting
+            self.notices.flush()
         self._watch_keyd()
         if self._stats_wanted:
             self._stats_wanted = False
@@ -220,7 +233,7 @@ class Endpoint:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as error:
-                self._count_error("EspdTunReadError", error)
+                self._tun_error("EspdTunReadError", "read", error)
                 return
             self.counters["EspdTunInPackets"] += 1
             self._output(packet)
@@ -282,7 +295,7 @@ class Endpoint:
         try:
             os.write(self.tun.fd, inner)
         except OSError as error:
-            self._count_error("EspdTunWriteError", error)
+            self._tun_error("EspdTunWriteError", "write", error)
             return
         self.counters["EspdTunOutPackets"] += 1
 
@@ -297,6 +310,13 @@ class Endpoint:
             log.error("stopped writing the capture: %s", error)
             self.pcap.close()
             self.pcap = None
+
+    def _tun_error(self, name: str, action: str, error: OSError) -> None:
+        """Count a failed TUN read or write; raise TunGone if the device went away (see
+        :mod:`.tun`), the one error that ends the loop."""
+        self._count_error(name, error)
+        if self.tun.gone(error):
+            raise TunGone(self.tun, action, error) from None
 
     def _count_error(self, name: str, error: OSError) -> None:
         self.counters[name + errno.errorcode.get(error.errno or 0, "Unknown")] += 1
@@ -331,6 +351,8 @@ class Endpoint:
         for esp in self.sockets:
             esp.close()
         self.tun.close()
+        if self.notices is not None:
+            self.notices.flush()  # the last notices, if keyd takes them now
         if self.follower is not None:
             self.follower.close()
         if self.pcap is not None:

@@ -155,21 +155,20 @@ def _open(family: int, raw: bool, port: int) -> socket.socket:
     return sock
 
 
-def open_sockets(*, udp_port: int, raw_esp: bool) -> list[EspSocket]:
-    """The UDP sockets on ``udp_port`` (IPv4, and IPv6 where the host has it) and, with
-    ``raw_esp``, the raw ESP sockets. A UDP socket is opened in raw mode too, for SAs that
-    carry NAT-T ports. An IPv6 socket the host refuses (no IPv6) is left out; an IPv4 one
-    raises OSError."""
+def open_sockets(*, udp_port: int, raw: bool) -> list[EspSocket]:
+    """The sockets of one kind, IPv4 and IPv6 where the host has it: UDP bound to
+    ``udp_port``, or with ``raw`` raw ESP (espd opens both kinds with ``--raw-esp``: a UDP
+    socket for SAs that carry NAT-T ports). An IPv6 socket the host refuses (no IPv6) is
+    left out; an IPv4 one raises OSError (the caller names which kind)."""
     found: list[EspSocket] = []
     try:
         for family in (socket.AF_INET, socket.AF_INET6):
-            for raw in (False, True) if raw_esp else (False,):
-                try:
-                    found.append(EspSocket(family, raw=raw, port=udp_port))
-                except OSError as error:
-                    if family == socket.AF_INET:
-                        raise
-                    log.warning("no IPv6 %s socket: %s", "raw" if raw else "UDP", error)
+            try:
+                found.append(EspSocket(family, raw=raw, port=udp_port))
+            except OSError as error:
+                if family == socket.AF_INET:
+                    raise
+                log.warning("no IPv6 %s socket: %s", "raw" if raw else "UDP", error)
     except BaseException:
         for sock in found:
             sock.close()

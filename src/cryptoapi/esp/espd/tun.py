@@ -8,8 +8,16 @@ With ``IFF_NO_PI`` each ``read`` is one IP packet from its IP header, and each `
 packet, its family taken from the version nibble. The device is brought up
 (``SIOCSIFFLAGS`` with ``IFF_UP``) and given an MTU; addresses and routes are the
 administrator's (``ip addr``, ``ip route``), as with strongSwan's kernel-libipsec.
+
+A device deleted under its open file (``ip link del``, or ``ip tuntap del`` of a persistent
+one) leaves the file detached: every ``read`` and ``write`` then fails with EBADFD (Linux
+``tun_chr_read_iter``: no device) and ``poll`` reports it readable (EPOLLERR) for ever, so a
+loop that only counted the error would spin. :meth:`TunDevice.gone` tells those errors
+(:data:`GONE`, and EIO once no interface of the name is left) from a packet's failure;
+the loop ends with :class:`TunGone` for them.
 """
 
+import errno
 import fcntl
 import os
 import socket
@@ -29,6 +37,9 @@ IFNAMSIZ = 16
 _IFREQ_FLAGS = struct.Struct(f"{IFNAMSIZ}sH22x")  # struct ifreq: name, ifr_flags
 _IFREQ_INT = struct.Struct(f"{IFNAMSIZ}si20x")  # struct ifreq: name, ifr_mtu
 
+GONE = frozenset((errno.EBADFD, errno.ENODEV, errno.ENXIO))
+"""Errors of a read or write that mean the file has no device any more."""
+
 DEFAULT_MTU = 1400
 """kernel-libipsec's TUN MTU: room for the outer IP, UDP and ESP headers, IV, padding and
 ICV within a 1500-byte link."""
@@ -43,6 +54,32 @@ class TunDevice:
 
     def close(self) -> None:
         os.close(self.fd)
+
+    def gone(self, error: OSError) -> bool:
+        """Whether ``error``, from a read or write, means the device went away: one of
+        :data:`GONE`, or EIO (which a device that is only down gives too) when no
+        interface of its name is left."""
+        if error.errno in GONE:
+            return True
+        return error.errno == errno.EIO and not _exists(self.name)
+
+
+class TunGone(Exception):
+    """The TUN device went away under espd (``ip link del``): nothing more can pass. The
+    message is the one line espd exits with, naming the device."""
+
+    def __init__(self, tun: TunDevice, action: str, error: OSError) -> None:
+        reason = error.strerror or str(error)
+        super().__init__(f"TUN device {tun.name} is gone ({action}: {reason}); exiting")
+        self.errno = error.errno
+
+
+def _exists(name: str) -> bool:
+    try:
+        socket.if_nametoindex(name)
+    except OSError:
+        return False
+    return True
 
 
 def open_tun(name: str, *, mtu: int | None = DEFAULT_MTU) -> TunDevice:

@@ -86,10 +86,26 @@ def parse(text: str, file: str = "<string>") -> list[Statement]:
 
 
 def parse_file(path: str | os.PathLike[str]) -> list[Statement]:
-    """Every statement of the setkey file at ``path`` (read as UTF-8)."""
+    """Every statement of the setkey file at ``path`` (read as UTF-8, see :func:`decode_text`);
+    OSError if it cannot be read."""
     name = os.fspath(path)
-    with open(name, encoding="utf-8") as stream:
-        return parse(stream.read(), name)
+    with open(name, "rb") as stream:
+        return parse(decode_text(stream.read(), name), name)
+
+
+def decode_text(raw: bytes, file: str) -> str:
+    """``raw`` as UTF-8 with universal newlines, as a text-mode ``open`` reads it. At the
+    first byte that is not UTF-8, a SetkeyError naming its ``file:line:column`` (a
+    traceback of ``UnicodeDecodeError`` would name only an offset)."""
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        at = error.start
+        line = raw.count(b"\n", 0, at) + 1
+        before = raw[raw.rfind(b"\n", 0, at) + 1 : at].decode(errors="replace")
+        where = Position(file, line, len(before) + 1)
+        raise SetkeyError(where, f"byte {raw[at]:#04x} is not UTF-8 text") from None
+    return decoded.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _statement(reader: Reader) -> Statement:
