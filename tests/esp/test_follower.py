@@ -9,6 +9,7 @@ import contextlib
 import errno
 import os
 import select
+import signal
 import time
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from cryptoapi.esp.espd import follower as follower_module
 from cryptoapi.esp.espd.follower import Follower
 from cryptoapi.esp.espd.mirror import Mirror
+from cryptoapi.esp.espd.notices import QUEUE, Notices
 from cryptoapi.pfkey import (
     Address,
     EncryptAlg,
@@ -295,3 +297,37 @@ def test_expires_that_fall_due_while_the_mirror_works_reach_the_data_path():
     expired = [decode(m) for m in heard]
     assert [(m.type, m.get(ExtType.SA, Sa).spi) for m in expired] == [(MsgType.EXPIRE, 0x1001)]
     assert expired[0].get(ExtType.LIFETIME_SOFT, Lifetime) is not None
+
+
+def test_a_stalled_daemon_makes_no_notice_wait_and_keeps_the_connection(where):
+    """keyd stopped (SIGSTOP) while espd reports: its socket fills, and the notices queue
+    (the oldest dropped past QUEUE, counted); no report waits (one blocked for up to 5 s
+    and then dropped the connection), and once keyd runs again it takes the queue."""
+    path = os.path.join(where, "keyd.sock")
+    process = start_keyd(path)
+    try:
+        key_manager, follower = follow(path)
+        key_manager.registered.add(SaType.ESP)
+        (acquire,) = key_manager.acquire(SaType.ESP, "192.0.2.1", "198.18.0.1")
+        notices = Notices(follower.report)
+        process.send_signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            for _ in range(4 * QUEUE):
+                notices([acquire])
+                notices.flush()
+            waited = time.monotonic() - started
+            assert follower.client is not None, "a full socket dropped the connection"
+            assert waited < 1.0, f"reporting to a stopped keyd took {waited:.1f} s"
+            assert notices.pending() == QUEUE and notices.counters["dropped"] > 0
+        finally:
+            process.send_signal(signal.SIGCONT)
+        deadline = time.monotonic() + WAIT
+        while notices.pending():
+            assert time.monotonic() < deadline, "keyd never took the queued notices"
+            follower.on_readable()  # its broadcasts of them come back: take them
+            notices.flush()
+        assert follower.client is not None
+        follower.close()
+    finally:
+        stop(process)

@@ -120,18 +120,21 @@ class Follower:
             self.retry_at = self.clock() + RETRY
             log.debug("the key daemon at %s is still away: %s", self.path, error)
 
-    def report(self, data: bytes) -> None:
-        """Send keyd a message the data path caused (EXPIRE, ACQUIRE), not waiting for an
-        answer: keyd's broadcast of it comes back like any other. Dropped (and logged)
-        while keyd is away; its own timers, or the next report, make up for it."""
+    def report(self, data: bytes) -> bool:
+        """Send keyd a message the data path caused (EXPIRE, ACQUIRE), never waiting: not
+        for an answer (keyd's broadcast of it comes back like any other) nor for room on
+        the socket. False if keyd is not reading (the caller keeps it for later: a full
+        socket is not a lost connection). Dropped (and logged) while keyd is away; its own
+        timers, or the next report, make up for it."""
         client = self.client
         if client is None:
             log.info("the key daemon is away: a data path notice was not sent")
-            return
+            return True
         try:
-            client.send(data)
+            return client.send_nowait(data)
         except PfkeyError as error:
             self._lost(error)
+            return True
 
     def close(self) -> None:
         if self.client is not None:

@@ -87,9 +87,17 @@ class PfkeyClient:
     def close(self) -> None:
         self.sock.close()
 
+    def _set_wait(self, wait: float) -> None:
+        """The socket's timeout (settimeout costs system calls: only when it changes)."""
+        if wait != self._wait:
+            self.sock.settimeout(wait)
+            self._wait = wait
+
     def send(self, data: bytes | Message) -> None:
-        """Send one message (as it is: no sequence number is stamped)."""
+        """Send one message (as it is: no sequence number is stamped), waiting at most the
+        client's timeout for room (ETIMEDOUT)."""
         raw = data.encode() if isinstance(data, Message) else data
+        self._set_wait(self.timeout)
         try:
             self.sock.send(raw)
         except TimeoutError:
@@ -97,13 +105,22 @@ class PfkeyClient:
         except OSError as error:
             raise _failed(error, "send") from None
 
+    def send_nowait(self, data: bytes) -> bool:
+        """Send one message if the socket has room for it now; False, nothing sent, if it
+        has none (a daemon that is not reading): for a caller that must never wait."""
+        self._set_wait(0.0)
+        try:
+            self.sock.send(data)
+        except BlockingIOError:
+            return False
+        except OSError as error:
+            raise _failed(error, "send") from None
+        return True
+
     def receive(self, timeout: float | None = None) -> bytes:
         """The next message from the daemon, waiting at most ``timeout`` seconds (the
         client's timeout by default); ETIMEDOUT, or EPIPE when the daemon has gone."""
-        wait = self.timeout if timeout is None else timeout
-        if wait != self._wait:  # settimeout costs system calls: only when it changes
-            self.sock.settimeout(wait)
-            self._wait = wait
+        self._set_wait(self.timeout if timeout is None else timeout)
         try:
             size = self.sock.recv_into(self._buffer)
         except TimeoutError:
