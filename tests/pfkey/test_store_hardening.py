@@ -357,3 +357,29 @@ def test_keys_of_deleted_sas_are_in_no_file_after_kill_9(where):
     expected = {spi: (auth_key(spi), enc_key(spi)) for spi in range(0x100, 0x140) if spi != 0x105}
     expected[0x106] = (auth_key(0x106, 1), enc_key(0x106, 1))
     assert keys == expected
+
+
+def test_an_encryption_only_sa_in_the_state_needs_the_same_opt_in(tmp_path, clock):
+    """A keyd that allowed encryption-only ESP stored one; a keyd without the option must
+    not bring it back silently: it refuses the file (EINVAL naming the SA), loading nothing,
+    and loads it with the option."""
+    path = tmp_path / "state.db"
+    unsafe = KeyManager(make_registry(), clock=clock, allow_unauthenticated=True)
+    store = StateStore(path)
+    store.attach(unsafe)
+    assert not decode(unsafe.handle(add(0x1001))[0]).errno
+    cbc_only = sa_message(0x1002, auth=0, auth_key=None, enc_key=enc_key(0x1002))
+    assert not decode(unsafe.handle(cbc_only)[0]).errno
+    store.commit()
+    store.close()
+    safe = KeyManager(make_registry(), clock=clock)
+    store = StateStore(path)
+    with pytest.raises(PfkeyError) as refused:
+        store.attach(safe)
+    assert refused.value.errno == errno.EINVAL and "0x1002" in str(refused.value)
+    assert len(safe.sad) == 0
+    store.close()
+    again = KeyManager(make_registry(), clock=clock, allow_unauthenticated=True)
+    store = StateStore(path)
+    assert store.attach(again) == (2, 0)
+    store.close()

@@ -57,6 +57,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cryptoapi.pfkey.admit import integrity
+from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT
 from cryptoapi.pfkey.daemon.privatedb import (
     BUSY_TIMEOUT,
     SYNC_MODES,
@@ -70,7 +72,7 @@ from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 from cryptoapi.pfkey.db.spd import SecurityPolicy, admit_policy
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaState
+from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaState, SaType
 from cryptoapi.pfkey.wire.extensions import Lifetime, lifetime_at
 from cryptoapi.pfkey.wire.message import scan
 from cryptoapi.pfkey.wire.policy import Policy
@@ -213,8 +215,13 @@ class StateStore:
     def attach(self, km: "KeyManager") -> tuple[int, int]:
         """Load the stored SAs and policies into the (empty) key manager ``km``, with their
         timers, and read its databases' change journals from now on. Returns (SAs,
-        policies) loaded."""
-        for sa in self.sas():
+        policies) loaded. An encryption-only SA (stored by a keyd that allowed them) is
+        refused, nothing loaded, unless ``km`` allows them too (EINVAL)."""
+        sas = list(self.sas())
+        if not km.allow_unauthenticated:
+            for sa in sas:
+                self._check_integrity(sa)
+        for sa in sas:
             km.sad.add(sa)
             self._usage.stored(sa.key, sa)
             if sa.state == SaState.LARVAL:
@@ -236,6 +243,18 @@ class StateStore:
         self._km = km
         km.on_dying = self._usage.dying
         return len(km.sad), len(km.spd)
+
+    def _check_integrity(self, sa: SecurityAssociation) -> None:
+        if sa.satype != SaType.ESP or sa.state == SaState.LARVAL:
+            return
+        try:
+            integrity(AUTH.get(sa.auth), ENCRYPT.get(sa.encrypt))
+        except PfkeyError as error:
+            problem = (
+                f"holds SA {sa.spi:#x}, which an earlier keyd admitted with "
+                f"--allow-unauthenticated-esp: give that option again, or delete the SA ({error})"
+            )
+            raise PfkeyError(errno.EINVAL, f"{self.path}: {problem}") from None
 
     def pending(self) -> bool:
         """Whether there are changes not committed yet (SAs gone DYING included)."""
