@@ -34,8 +34,11 @@ the syscalls espd makes against cheaper forms of them on loopback, a larger TUN 
 the kernel fragments the outer UDP on the 1500-byte veth), and whether a second espd can
 serve the same TUN.
 
-Needs root, iperf3, and for the anchor strongSwan and ping. Namespaces and processes are
-removed at exit, even on failure or SIGTERM; every wait is bounded.
+Needs root, iperf3, and for the anchor strongSwan and ping (``scripts/bench-deps``, which
+``make bench`` runs, installs them where it can). Without them it says so and skips: the
+whole benchmark, or the anchor's rows; only a side that could run and failed fails it.
+Namespaces and processes are removed at exit, even on failure or SIGTERM; every wait is
+bounded.
 """
 
 import argparse
@@ -60,6 +63,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench import netns
+from bench.common import skipped
 from bench.netns import BenchError, Daemon, Host
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,6 +171,7 @@ class Side:
 
     runs: list[TcpRun] = field(default_factory=list)
     error: str | None = None
+    skipped: bool = False  # error says why this side cannot run here: not a failure
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -255,6 +260,13 @@ def _from_iperf(name: str, result: dict[str, Any]) -> dict[str, Any]:
 # -- espd --------------------------------------------------------------------------------
 
 
+def seq_state(work: Path, name: str) -> Path:
+    """Where the espd ``name`` keeps its sequence floors: one file each, as espd requires
+    (both TUNs are espd0, so espd's default, per TUN name, would be one file for both),
+    kept for the whole run, so a restarted espd goes on past its floors."""
+    return work / f"{name}.seq"
+
+
 class EspdPair:
     """An espd in each namespace for one transform; ``profile`` puts one under cProfile."""
 
@@ -273,7 +285,10 @@ class EspdPair:
             for index, host in enumerate(hosts):
                 conf = work / f"{host.ns.name}-{transform.name}.conf"
                 conf.write_text(setkey_text(transform, index))
-                espd = ["-m", "cryptoapi", "espd", "--tun", TUN, "-f", str(conf), "--mtu", str(mtu)]
+                espd = [
+                    *("-m", "cryptoapi", "espd", "--tun", TUN, "-f", str(conf)),
+                    *("--mtu", str(mtu), "--seq-state", str(seq_state(work, host.ns.name))),
+                ]
                 if profile is not None and profile[0] == index:
                     espd = ["-m", "cProfile", "-o", str(profile[1]), *espd]
                 label = f"espd in {host.ns.name}"
@@ -420,7 +435,7 @@ def measure_anchor(transform: Transform, work: Path, runs: int, secs: int) -> Si
     """``run.sh OUT PROPOSAL`` (TCP runs only), its per-run files parsed."""
     why = _anchor_unavailable()
     if why:
-        return Side(error=why)
+        return Side(error=why, skipped=True)
     out, wd = work / "anchor", work / "anchor-wd"
     env = {
         **os.environ,
@@ -457,7 +472,10 @@ def _anchor_unavailable() -> str | None:
         return f"no anchor scripts at {ANCHOR}"
     missing = [t for t in ("swanctl", "iperf3", "ping") if shutil.which(t) is None]
     if missing or not os.path.exists("/usr/lib/ipsec/charon"):
-        return f"the anchor needs {', '.join(missing) or 'charon'} (strongSwan, iputils-ping)"
+        return (
+            f"strongSwan's anchor needs {', '.join(missing) or '/usr/lib/ipsec/charon'}"
+            f" (scripts/bench-deps installs them; {ANCHOR / 'README.md'})"
+        )
     taken = [ns for ns in ("ssA", "ssB") if netns.netns_exists(ns)]
     if taken:
         return f"namespace {', '.join(taken)} exists: another anchor run? (not touched)"
@@ -879,6 +897,8 @@ def second_espd(hosts: tuple[Host, Host], transform: Transform, work: Path) -> s
             str(conf),
             "--udp-port",
             "4501",
+            "--seq-state",
+            str(seq_state(work, "second")),
             label="second espd",
             cwd=str(ROOT),
         )
@@ -948,7 +968,9 @@ def bench_transform(
         if options.no_anchor:
             return None
         side = measure_anchor(transform, work / transform.name, runs, secs)
-        if side.error:
+        if side.skipped:
+            skipped(f"  anchor {transform.proposal}", side.error or "")
+        elif side.error:
             print(f"  anchor {transform.proposal}: {side.error}", flush=True)
         return side
 
@@ -1026,7 +1048,7 @@ def print_table(results: Sequence[Result]) -> None:
         )
         for side, what in ((r.espd, "espd"), (anchor, "anchor")):
             if side.error:
-                print(f"    {what}: {side.error[:300]}")
+                print(f"    {what}{' (skipped)' if side.skipped else ''}: {side.error[:300]}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -1071,7 +1093,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parse_args(argv)
     why = netns.unavailable("iperf3")
     if why:
-        print(f"bench.espd: skipped: {why}")
+        skipped("bench.espd", f"{why} (scripts/bench-deps installs iperf3)")
         return 0
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
@@ -1105,6 +1127,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print_table(results)
         if options.json:
             save(Path(options.json), options, results, extra)
+    failed = [
+        f"{what} {result.transform.name}"
+        for result in results
+        for what, side in (("espd", result.espd), ("anchor", result.anchor))
+        if side is not None and side.error and not side.skipped
+    ]
+    if failed:  # a side that could run here and did not: a failure, unlike a skipped one
+        print(f"bench.espd: failed: {', '.join(failed)} (above)", file=sys.stderr)
+        status = 1
     return status
 
 

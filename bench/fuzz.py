@@ -14,6 +14,7 @@ import secrets
 import time
 from collections.abc import Callable
 
+from bench.common import goal_note, verdict
 from cryptoapi import Registry
 from cryptoapi.cli.fuzz import run_campaign
 from cryptoapi.selftest.fuzz import reference_for
@@ -90,9 +91,10 @@ def main() -> None:
         total, drawing = loop_seconds(driver, random.Random)
         urandom_total, _ = loop_seconds(driver, UrandomRandom)
         secrets_total, _ = loop_seconds(driver, SecretsRandom)
+        share = 100 * drawing / total
         print(
-            f"  {driver:<24} {CASES / total:8.0f} cases/s; PRNG {100 * drawing / total:4.1f}% "
-            f"of the loop (goal < 5%); loop with os.urandom {urandom_total / total:.2f}x, "
+            f"  {driver:<24} {CASES / total:8.0f} cases/s; PRNG {share:4.1f}% of the loop "
+            f"{goal_note(share, '< 5%')}; loop with os.urandom {urandom_total / total:.2f}x, "
             f"with secrets {secrets_total / total:.2f}x"
         )
     rng = random.Random(1)
@@ -102,7 +104,7 @@ def main() -> None:
         tokens = per_byte_ns(secrets.token_bytes, size)
         print(
             f"  per byte at {size:5} B: PRNG {prng:6.2f} ns, os.urandom {urandom:6.2f} ns "
-            f"({urandom / prng:5.1f}x, goal >= 5x), "
+            f"({urandom / prng:5.1f}x, goal >= 5x: {verdict(urandom / prng, '>= 5x')}), "
             f"secrets {tokens:6.2f} ns ({tokens / prng:5.1f}x)"
         )
     ours, pcg = random_case_us(), numpy_case_us()
@@ -144,10 +146,11 @@ def campaign_speeds() -> None:
           f"{DEFAULT_CHUNK} cases per task:")  # fmt: skip
     for label, seconds in (("--jobs 1", one), ("--jobs 2", two), ("--cluster local:2", on_cluster)):
         print(f"  {label:<18} {cases / seconds:8.0f} cases/s ({one / seconds:.2f}x --jobs 1)")
+    overhead = 100 * (1 - busy / (2 * on_cluster))
     print(
         f"  scheduler overhead: cluster wall {100 * (on_cluster / two - 1):+.1f}% vs --jobs 2; "
         f"tasks busy {100 * busy / (2 * on_cluster):.1f}% of 2 workers' wall time "
-        f"(overhead {100 * (1 - busy / (2 * on_cluster)):.1f}%, goal < 10%)"
+        f"(overhead {overhead:.1f}%) {goal_note(overhead, '< 10%')}"
     )
 
 

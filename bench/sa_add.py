@@ -1,6 +1,6 @@
 """Bulk SADB_ADD through ``KeyManager.handle()``: probing once vs re-probing on every add.
 
-Run: ``python -m bench.sa_add [--quick]``.
+Run: ``python -m bench.sa_add [--quick] [--long] [--no-daemon]``.
 
 The HA case of issue 7: a standby loads a failed node's SAs at once. In 2007 Linux re-probed
 every algorithm on every add (2,000 SAs: 42.6 s). Measured here, side by side in one run:
@@ -22,7 +22,9 @@ and without ``--state`` (SQLite, each acknowledged add committed first): one add
 each acknowledged before the next is sent, and pipelined (up to 64 in flight, so the daemon
 commits many per transaction); and ``--sync normal`` (no fsync per commit) to show what
 durability against power loss costs. Each line gives the cost per add and its ratio to
-``handle()`` in-process. ``--no-daemon`` skips this part.
+``handle()`` in-process. By default the daemon is given the 2,000 adds; ``--long`` also
+gives it the 100,000 (over ten minutes on 2 cores: with ``--state`` each acknowledged add
+is an fsync). ``--no-daemon`` skips this part; ``--quick`` makes the large load 20,000.
 """
 
 import contextlib
@@ -36,7 +38,7 @@ from collections.abc import Callable, Iterator
 
 import cryptoapi
 import cryptoapi.cli
-from bench.common import report
+from bench.common import goal_note, report
 from cryptoapi.pfkey import (
     Address,
     ExtType,
@@ -133,12 +135,14 @@ def main() -> None:
 
     small = adds(2_000, satype, encrypt)
     ours_2k = best(7, lambda: load(KeyManager(registry), small))
-    print(f"{'2,000 SADB_ADD, probing once':<44} {ours_2k * 1e3:9.2f} ms   (goal <= 20 ms)")
+    shown = goal_note(ours_2k * 1e3, "<= 20 ms")
+    print(f"{'2,000 SADB_ADD, probing once':<44} {ours_2k * 1e3:9.2f} ms   {shown}")
 
     many = adds(big, satype, encrypt)
     km = KeyManager(registry)
     ours_big = load(km, many)
-    print(f"{f'{big:,} SADB_ADD, probing once':<44} {ours_big:9.3f} s    (goal <= 1.5 s)")
+    shown = goal_note(ours_big, "<= 1.5 s")
+    print(f"{f'{big:,} SADB_ADD, probing once':<44} {ours_big:9.3f} s    {shown}")
     print(f"{'':<44} alg_probes={km.stats()['alg_probes']}")
 
     sample = 20 if quick else 100
@@ -182,7 +186,10 @@ def main() -> None:
     elapsed = time.perf_counter() - start
     print(f"{'SA lookups by (satype, dst, SPI)':<44} {len(keys) / elapsed:12,.0f} /s")
     if "--no-daemon" not in sys.argv:
-        daemon_section(satype, encrypt, [(2_000, small, ours_2k), (big, many, ours_big)])
+        loads = [(2_000, small, ours_2k)]
+        if "--long" in sys.argv:
+            loads.append((big, many, ours_big))
+        daemon_section(satype, encrypt, loads)
 
 
 # -- through the key daemon's socket --------------------------------------------------
