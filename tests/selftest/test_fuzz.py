@@ -89,7 +89,8 @@ def test_a_faulted_driver_is_caught_and_the_repro_command_reproduces_it():
     report = caught[0]["mismatch"]
     assert "configuration:" in report and "data=" in report
     command = report.split("before shrinking): ")[1].strip()
-    argv = shlex.split(command)
+    setting, *argv = shlex.split(command)
+    assert setting == "CRYPTOAPI_FAULT=hmac(sha256-openssl)"  # what the fault needs
     assert argv[:2] == ["cryptoapi", "fuzz"]
     replay = subprocess.run(
         [sys.executable, "-m", "cryptoapi", *argv[1:]], capture_output=True, text=True,

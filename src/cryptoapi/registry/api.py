@@ -18,6 +18,7 @@ import time
 from cryptoapi.alg import AlgType, SelfTest
 from cryptoapi.errors import AlgorithmNotFound, InvalidArgument, LookupTimeout
 from cryptoapi.names import parse
+from cryptoapi.registry.sync import Circular, Larvals
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from cryptoapi.alg import Algorithm
     from cryptoapi.registry.algapi import AlgTable, Entry
     from cryptoapi.registry.modules import Loader
-    from cryptoapi.registry.sync import Larvals
     from cryptoapi.selftest.manager import SelfTestManager
 
     Bind = Callable[[Algorithm], Algorithm]
@@ -173,15 +173,24 @@ class Api:
         and registered again is a new entry, and a lookup of it must not take the old
         entry's test (still running, or long finished) for its own. A PENDING entry is
         never usable, whoever ran or is running which test.
+
+        Nor is an entry whose test is what asks (:class:`Circular`): a partial driver's
+        fuzzing asks for its fallback, and the lookups that find one may reach the driver
+        itself, or a candidate whose own test is waiting on it. The kernel's lookup masks
+        out such algorithms (``CRYPTO_ALG_NEED_FALLBACK``); here they are passed over, so
+        the fallback is the next usable implementation, as it is with tests off.
         """
         if entry.unbound:
             self._bind(entry)
         if entry.selftest is SelfTest.PENDING:
-            self._larvals.run(
-                f"test {entry.alg.driver} #{entry.order}",
-                lambda: self._test(entry),
-                self.timeout,
-            )
+            try:
+                self._larvals.run(
+                    f"test {entry.alg.driver} #{entry.order}",
+                    lambda: self._test(entry),
+                    self.timeout,
+                )
+            except Circular:
+                return False
         return entry.selftest in USABLE
 
     def _bind(self, entry: Entry) -> None:

@@ -10,7 +10,8 @@ Larvals are placeholders for work under way (building an instance, loading a pro
 testing an implementation): as in the kernel, the first asker creates the larval and does
 the work, and the others sleep until it completes. Unlike the kernel's early versions, a
 waiter never hangs: it raises :class:`~cryptoapi.errors.LookupTimeout` after a bounded
-wait.
+wait, and a wait that could never end, because the work waited for is the asker's own or
+waits (through other threads' waits) on it, raises :class:`Circular` at once.
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ class Monitor:
         return bool(self._cond.wait_for(predicate, timeout))
 
 
+class Circular(InvalidArgument):
+    """Waiting for this larval would close a circle: its work is the asking thread's own,
+    or waits, directly or through other threads' waits, on work the asking thread owns (a
+    self-test of X that, to fuzz X, needs a fallback whose own test needs X)."""
+
+
 class _Larval:
     __slots__ = ("done", "error", "owner", "result")
 
@@ -77,6 +84,7 @@ class Larvals:
     def __init__(self, cond: Monitor) -> None:
         self._cond = cond
         self._pending: dict[str, _Larval] = {}
+        self._waiting: dict[int, _Larval] = {}  # thread -> the larval it waits for
 
     def run(self, key: str, work: Callable[[], Any], timeout: float) -> Any:
         """Do ``work`` for ``key``, or wait (at most ``timeout`` s) for whoever is doing it."""
@@ -85,13 +93,35 @@ class Larvals:
             if larval is None:
                 larval = self._pending[key] = _Larval()
                 return self._work(key, larval, work)
-            if larval.owner == _thread.get_ident():
-                raise InvalidArgument(f"{key!r} depends on itself")
-            if not self._cond.wait_for(lambda: larval.done, timeout):
+            if self._leads_back(larval):
+                raise Circular(f"{key!r} depends on itself")
+            if not self._wait(larval, timeout):
                 raise LookupTimeout(f"timed out after {timeout:g} s waiting for {key!r}")
         if larval.error is not None:
             raise larval.error
         return larval.result
+
+    def _leads_back(self, larval: _Larval) -> bool:
+        """Whether ``larval``'s owner is this thread, or waits (through the owners of the
+        larvals waited for) on one this thread owns. Lock held; every wait is checked
+        before it starts, so the chain it follows never loops."""
+        me = _thread.get_ident()
+        owner = larval.owner
+        while owner != me:
+            waited = self._waiting.get(owner)
+            if waited is None or waited.done:
+                return False
+            owner = waited.owner
+        return True
+
+    def _wait(self, larval: _Larval, timeout: float) -> bool:
+        """Wait (lock held) until ``larval`` is done, visible to :meth:`_leads_back`."""
+        me = _thread.get_ident()
+        self._waiting[me] = larval
+        try:
+            return self._cond.wait_for(lambda: larval.done, timeout)
+        finally:
+            del self._waiting[me]
 
     def _work(self, key: str, larval: _Larval, work: Callable[[], Any]) -> Any:
         # Called with the lock held; the work itself runs without it.

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from cryptoapi.alg import Algorithm, AlgType
 from cryptoapi.errors import BadMessage, CryptoError
+from cryptoapi.selftest.fault import faults_from_env
 from cryptoapi.selftest.fuzz.cases import Case, case_random, make_case
 from cryptoapi.transforms.base import Unserved
 
@@ -182,8 +183,13 @@ class Mismatch:
 
     @property
     def command(self) -> str:
+        """The command that replays the case, in the environment that made the finding:
+        with this process's ``CRYPTOAPI_FAULT``, when it names drivers (a faulted driver
+        misbehaves only under it, and so does a fallback or reference that is one)."""
+        faults = ",".join(sorted(faults_from_env()))
+        setting = f"CRYPTOAPI_FAULT='{faults}' " if faults else ""
         return (
-            f"cryptoapi fuzz --alg '{self.alg}' --driver '{self.driver}' "
+            f"{setting}cryptoapi fuzz --alg '{self.alg}' --driver '{self.driver}' "
             f"--seed {self.seed} --case {self.case.index}"
         )
 
@@ -243,11 +249,17 @@ class FuzzResult:
 def _opinion(
     new: NewTransform, alg: Algorithm, case: Case, *, alone: bool = False
 ) -> Outcome | str:
-    """What ``alg`` answers on ``case``, or (a string) why it disagrees with itself."""
+    """What ``alg`` answers on ``case``, or (a string) why it disagrees with itself, or
+    the exception other than a CryptoError it raised: a bug of its own whatever the
+    reference does, reported and replayed like any other finding, not a crash of the run."""
     try:
         return run_case(new(alg, alone=alone), alg, case)
     except Inconsistent as error:
         return f"inconsistent: {error}"
+    except Unserved:
+        raise  # the vote of a partial driver alone (``_vote``), not a fault
+    except Exception as error:
+        return f"crashed: {type(error).__name__}: {error}"
 
 
 def compare(
