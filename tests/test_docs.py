@@ -2,10 +2,10 @@
 with no pdoc warning and no reST markup left raw, the README links only to files in the
 repository, and the files a packager looks for exist and agree with pyproject.toml."""
 
-import pkgutil
 import re
 import subprocess
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -26,9 +26,12 @@ def pdoc_flags() -> list[str]:
 
 
 def pdoc_modules() -> list[str]:
-    """The package and each public direct submodule (the Makefile's wildcard rule)."""
-    names = [info.name for info in pkgutil.iter_modules(cryptoapi.__path__)]
-    return ["cryptoapi", *sorted(f"cryptoapi.{name}" for name in names if name[0] != "_")]
+    """The public modules ``make docs`` documents, read from the Makefile's PDOC_MODULES
+    (continued over backslashed lines)."""
+    makefile = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    found = re.search(r"^PDOC_MODULES := (.*)$", makefile, re.M)
+    assert found, "the Makefile defines PDOC_MODULES"
+    return found.group(1).split()
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +49,29 @@ def test_the_api_reference_builds_without_warnings(api_docs):
     pages = {path.relative_to(out).as_posix() for path in out.rglob("*.html")}
     for page in ("cryptoapi.html", "cryptoapi/transforms/shash.html", "cryptoapi/pfkey.html"):
         assert page in pages
+
+
+def test_the_api_reference_is_the_public_api_and_small(api_docs):
+    """Only the public modules, no search index: a few MB, not the 23 MB of every module."""
+    out = api_docs[0]
+    assert not (out / "search.js").exists()
+    assert not (out / "cryptoapi" / "providers").exists()
+    size = sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+    assert size < 3_000_000, f"{size:,} bytes"
+    public = {f"cryptoapi.{name}" for name in ("errors", "alg", "transforms", "pfkey")}
+    assert public <= set(pdoc_modules())
+
+
+def test_the_reference_opens_with_a_quick_start_that_runs(api_docs, capsys):
+    """The package page starts with how to use it, not with the PRIORITY_* constants; and
+    the quick start's code works as written."""
+    page = (api_docs[0] / "cryptoapi.html").read_text()
+    start = page.index("Quick start")
+    assert page.index("alloc_shash", start) < page.index('id="PRIORITY_GENERIC"')
+    block = cryptoapi.__doc__.split("Quick start::\n\n")[1]
+    code = textwrap.dedent(re.split(r"\n\n(?=\S)", block)[0])  # up to the prose after it
+    exec(compile(code, "cryptoapi.__doc__", "exec"), {})
+    assert capsys.readouterr().out == f"{cryptoapi.alloc_aead('gcm(aes)').driver_name}\n"
 
 
 def rendered_docstrings(out: Path) -> str:

@@ -1,8 +1,36 @@
 """cryptoapi: the fastest *verified* implementation of a crypto algorithm, by name.
 
-Built like the Linux kernel's crypto API: implementations register with a priority,
-templates compose names (``hmac(sha256)``), and one self-test manager checks every
-implementation before use.
+Quick start::
+
+    import os
+    import cryptoapi
+
+    digest = cryptoapi.alloc_shash("sha256").digest(b"abc")     # like hashlib.sha256
+
+    mac = cryptoapi.alloc_shash("hmac(sha256)")                  # a template over sha256
+    mac.setkey(os.urandom(32))
+    tag = mac.digest(b"message")
+    mac.verify(b"message", tag)                                  # BadMessage if it differs
+
+    aead = cryptoapi.alloc_aead("gcm(aes)")
+    aead.setkey(os.urandom(16))
+    sealed = aead.encrypt(os.urandom(12), b"secret", b"header")  # ciphertext || tag
+
+    print(aead.driver_name)           # which implementation answered: gcm-aes-openssl
+
+Each ``alloc_*`` takes the kernel's name of an algorithm (``sha256``, ``gcm(aes)``,
+``rfc7539(chacha20,poly1305)``, ``curve25519``) or of one implementation of it (a driver,
+``sha256-generic``) and returns a transform of the best implementation whose self-test
+passed. ``cryptoapi list`` (or :func:`algorithms`) shows every name and driver. A name
+spelled differently in case or separators (``SHA-256``) resolves to the real one; another
+library's name (``aes-gcm``, ``x25519``) raises :class:`AlgorithmNotFound` saying
+``did you mean 'gcm(aes)'?``. Every error is a :class:`CryptoError` carrying the errno
+the kernel would return.
+
+Built like the Linux kernel's crypto API: implementations register with a priority
+(``PRIORITY_*``), templates compose names (``hmac(sha256)``), and one self-test manager
+checks every implementation before use; a :class:`Registry` of your own has its own
+self-test policy and registrations.
 
 Importing this package loads only the error types: the registry and everything under it
 load on first use (PEP 562 ``__getattr__``), and providers only when a lookup needs them,
@@ -165,38 +193,106 @@ def _registry() -> "Registry":
 
 
 def alloc_shash(name: str) -> "Shash":
-    """A hash or MAC transform from the default registry (``sha256``, ``hmac(sha256)``)."""
+    """A hash or MAC transform from the default registry (:meth:`Registry.alloc_shash`).
+
+    ``name`` is a hash (``sha256``, ``sha3-256``, ``blake2b-512``), a MAC template over
+    one (``hmac(sha256)``, ``cmac(aes)``) or a driver (``sha256-generic``). The transform
+    is hashlib-like: ``digest(data)`` in one call, ``init()`` for a running hash with
+    ``update``/``final``, ``verify(data, expected)`` in constant time; a MAC needs
+    ``setkey`` first. AlgorithmNotFound (ENOENT) if nothing provides ``name``::
+
+        tag = cryptoapi.alloc_shash("sha256").digest(b"abc")
+        mac = cryptoapi.alloc_shash("hmac(sha256)")
+        mac.setkey(key)
+        mac.verify(b"message", expected_tag)     # BadMessage if it differs
+    """
     return (_default or _registry()).alloc_shash(name)
 
 
 def alloc_cipher(name: str) -> "Cipher":
-    """A single-block cipher transform from the default registry (``aes``)."""
+    """A single-block cipher transform from the default registry
+    (:meth:`Registry.alloc_cipher`).
+
+    One block at a time, as modes and templates use it (``aes``, ``sm4``, ``des3_ede``);
+    to encrypt messages, use :func:`alloc_skcipher` or :func:`alloc_aead`::
+
+        aes = cryptoapi.alloc_cipher("aes")
+        aes.setkey(bytes(16))
+        block = aes.encrypt(bytes(16))          # exactly one 16-byte block
+    """
     return _registry().alloc_cipher(name)
 
 
 def alloc_skcipher(name: str) -> "Skcipher":
-    """A cipher transform from the default registry (``cbc(aes)``, ``chacha20``)."""
+    """A whole-message cipher transform from the default registry
+    (:meth:`Registry.alloc_skcipher`).
+
+    A mode over a block cipher (``cbc(aes)``, ``ctr(aes)``, ``xts(aes)``) or a stream
+    cipher (``chacha20``); no authentication (for that, :func:`alloc_aead`). The IV is
+    passed to every call::
+
+        cbc = cryptoapi.alloc_skcipher("cbc(aes)")
+        cbc.setkey(key)
+        ciphertext = cbc.encrypt(iv, plaintext)     # plaintext: whole 16-byte blocks
+        assert cbc.decrypt(iv, ciphertext) == plaintext
+    """
     return _registry().alloc_skcipher(name)
 
 
 def alloc_aead(name: str) -> "Aead":
-    """An AEAD transform from the default registry (``gcm(aes)``, ``rfc4106(gcm(aes))``)."""
+    """An authenticated-encryption (AEAD) transform from the default registry
+    (:meth:`Registry.alloc_aead`).
+
+    ``gcm(aes)``, ``ccm(aes)``, ``rfc7539(chacha20,poly1305)`` (pyca's
+    ``ChaCha20Poly1305``), ``xchacha20poly1305``, ESP's ``rfc4106(gcm(aes))``.
+    ``encrypt`` returns ciphertext || tag; ``decrypt`` raises BadMessage (EBADMSG) and
+    returns nothing when the tag does not verify::
+
+        gcm = cryptoapi.alloc_aead("gcm(aes)")
+        gcm.setkey(key)                       # 16, 24 or 32 bytes
+        sealed = gcm.encrypt(nonce, b"secret", b"header")
+        assert gcm.decrypt(nonce, sealed, b"header") == b"secret"
+    """
     return _registry().alloc_aead(name)
 
 
 def alloc_kdf(name: str) -> "Kdf":
-    """A key-derivation transform from the default registry (``hkdf(hmac(sha256))``)."""
+    """A key-derivation transform from the default registry (:meth:`Registry.alloc_kdf`).
+
+    HKDF (RFC 5869, ``hkdf(hmac(sha256))``) or SP 800-108 (``kdf108ctr(hmac(sha256))``):
+    ``setkey`` takes the key derivation key (HKDF: the input keying material and a
+    ``salt``, and extracts there), ``derive`` the context and a length::
+
+        hkdf = cryptoapi.alloc_kdf("hkdf(hmac(sha256))")
+        hkdf.setkey(shared_secret, salt=salt)
+        key = hkdf.derive(info=b"handshake key", length=32)
+    """
     return _registry().alloc_kdf(name)
 
 
 def alloc_kpp(name: str) -> "Kpp":
-    """A key-agreement transform from the default registry (``curve25519``, ``ffdhe2048(dh)``)."""
+    """A key-agreement transform from the default registry (:meth:`Registry.alloc_kpp`).
+
+    ``curve25519`` (X25519), ``ecdh-nist-p256``, ``ffdhe2048(dh)``: set a private key,
+    publish its public key, compute the shared secret from the peer's::
+
+        kpp = cryptoapi.alloc_kpp("curve25519")
+        kpp.setkey(os.urandom(32))
+        mine = kpp.public_key()
+        shared = kpp.shared_secret(peer_public_key)
+    """
     return _registry().alloc_kpp(name)
 
 
 def alloc_rng(name: str) -> "Rng":
-    """A random number generator from the default registry (``stdrng``: an SP 800-90A
-    DRBG, seeded from os.urandom on first use unless seeded by hand)."""
+    """A random number generator from the default registry (:meth:`Registry.alloc_rng`).
+
+    ``stdrng`` is the best SP 800-90A DRBG, seeded from os.urandom on first use unless
+    seeded by hand (a named one, ``drbg_nopr_hmac_sha256``, for a known-answer test)::
+
+        rng = cryptoapi.alloc_rng("stdrng")
+        nonce = rng.generate(12)
+    """
     return _registry().alloc_rng(name)
 
 

@@ -78,3 +78,40 @@ def test_implementations_a_budget_did_not_reach_are_named_and_fail_the_run(monke
         "cryptoapi fuzz: not reached: 1 of 3 implementations ran fewer than 2 cases before "
         f"--time ended (cases run): {missing} (0)"
     ]
+
+
+def test_the_text_report_fits_in_100_columns(capsys):
+    """Composed drivers, composed references and library versions used to make rows of
+    160 to 210 columns: the reference now heads its name's rows and the versions are listed
+    once, below the summary."""
+    names = ["md5", "authenc(hmac(sha256),cbc(aes))"]
+    assert main(["fuzz", *(f"--alg={name}" for name in names), "--iterations", "1"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    lines = out.splitlines()
+    assert lines[1].split() == ["implementation", "cases", "mismatches", "cases/s"]
+    heading = (
+        "authenc(hmac(sha256),cbc(aes)), against authenc(hmac(sha256-generic),cbc(aes-generic))"
+    )
+    assert heading in lines and "md5, against md5-generic" in lines
+    assert "  md5-openssl" in [line[: len("  md5-openssl")] for line in lines]
+    legend = lines[lines.index("libraries:") + 1 :]
+    assert any(line.startswith("  openssl: OpenSSL ") for line in legend)
+    assert any(line.startswith("  generic: cryptoapi ") for line in legend)
+
+
+def test_a_name_with_several_references_says_which_per_row():
+    results = [
+        FuzzResult("cbc(camellia)", "cbc-camellia-openssl", "cbc-camellia-openssl", 1, 0.1),
+        FuzzResult("cbc(camellia)", "cbc(camellia-openssl)", "cbc-camellia-openssl", 1, 0.1),
+        FuzzResult("cbc(camellia)", "cbc(camellia-pycryptodome)", "cbc(camellia-openssl)", 1, 0.1),
+    ]
+    lines = fuzz_command._table(results).splitlines()
+    assert lines[1] == "cbc(camellia)"
+    assert lines[2].startswith("  cbc-camellia-openssl, against itself ")
+    assert lines[3].startswith("  cbc(camellia-openssl), against cbc-camellia-openssl ")
+    assert lines[4].startswith("  cbc(camellia-pycryptodome), against cbc(camellia-openssl) ")
+    assert lines[-1] == "3 implementations, 0 with mismatches"
+    assert (
+        fuzz_command._table(results[:1]).splitlines()[-1] == "1 implementation, 0 with mismatches"
+    )

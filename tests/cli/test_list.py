@@ -74,11 +74,19 @@ def test_a_composition_of_drivers_is_listed_alone(capsys):
     ]
 
 
-@pytest.mark.parametrize("name", ["sha999", "hmac(sha999)", "nosuch(sha256)"])
-def test_a_name_nobody_provides(name, capsys):
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("sha999", "no usable algorithm or driver named 'sha999'"),
+        ("hmac(sha999)", "no algorithm 'sha999' (in 'hmac(sha999)')"),
+        ("nosuch(sha256)", "no template 'nosuch' (in 'nosuch(sha256)')"),
+        ("x25519", "no usable algorithm or driver named 'x25519'; did you mean 'curve25519'?"),
+    ],
+)
+def test_a_name_nobody_provides(name, message, capsys):
     assert main(["list", "--selftests", "off", "md5", name]) == 1
     captured = capsys.readouterr()
-    assert captured.err == f"cryptoapi: no algorithm or driver named '{name}'\n"
+    assert captured.err == f"cryptoapi: {message}\n"
     assert captured.out == ""  # not even md5's records
 
 
@@ -88,7 +96,44 @@ def test_a_name_nobody_provides_as_a_command():
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == "cryptoapi: no algorithm or driver named 'sha999'\n"
+    assert done.stderr == "cryptoapi: no usable algorithm or driver named 'sha999'\n"
+
+
+def test_json_marks_the_driver_each_name_resolves_to(capsys):
+    assert main(["list", "--json", "--selftests", "off", "sha256", "gcm(aes)"]) == 0
+    records = json.loads(capsys.readouterr().out)["algorithms"]
+    chosen = {r["name"]: r["driver"] for r in records if r["selected"] is True}
+    registry = Registry("off")
+    assert chosen == {name: registry.lookup(name).driver for name in ("sha256", "gcm(aes)")}
+    assert sum(r["selected"] is False for r in records) == len(records) - 2
+
+
+def test_the_table_stars_the_selected_driver(capsys):
+    assert main(["list", "--table", "--selftests", "off", "sha1"]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert header.split() == ["name", "driver", "provider", "priority", "type", "selftest"]
+    starred = [line.split()[2] for line in lines if line.startswith("*")]
+    assert starred == [Registry("off").lookup("sha1").driver]
+    assert len(lines) == len(Registry("off").implementations("sha1")) >= 2
+
+
+def test_a_failed_best_driver_is_not_selected(capsys, monkeypatch):
+    """With lazy tests the lookup tests the best first; a failure moves the star."""
+    monkeypatch.setenv("CRYPTOAPI_BREAK_SELFTEST", "sha1-openssl")
+    assert main(["list", "--json", "--selftests", "lazy", "sha1"]) == 0
+    records = {r["driver"]: r for r in json.loads(capsys.readouterr().out)["algorithms"]}
+    assert records["sha1-openssl"]["selftest"] == "failed"
+    assert records["sha1-openssl"]["selected"] is False
+    (chosen,) = [r for r in records.values() if r["selected"]]
+    assert chosen["selftest"] == "passed"
+    others = [r["priority"] for d, r in records.items() if d != "sha1-openssl"]
+    assert chosen["priority"] == max(others)  # the next best took the star
+
+
+def test_the_proc_text_has_no_marker(capsys):
+    """/proc/crypto has no such key: the default text stays the kernel's, byte for byte."""
+    assert main(["list", "--selftests", "off", "sha1"]) == 0
+    assert "selected" not in capsys.readouterr().out
 
 
 def test_python_dash_m_and_bad_mode():

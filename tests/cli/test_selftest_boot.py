@@ -139,7 +139,7 @@ def test_provider_imports_are_lines_and_totals():
     load = event("load", PROVIDER, 0, 1234)
     assert format_event(load) == f"loading  {PROVIDER} ... ok after 1234 usecs"
     totals = format_totals(report_of([load, event("register", "sha1-openssl", 1.3, 3)]))
-    assert totals.startswith("boot (eager): 1 provider imports, 1 registrations, 0 tests run")
+    assert totals.startswith("boot (eager): 1 provider import, 1 registration, 0 tests run")
 
 
 def svg_texts(report: BootReport, path) -> list[str]:

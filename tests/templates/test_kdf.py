@@ -3,6 +3,7 @@ case, the fixed-input helper, and the kernel's lesson: with self-tests ``off`` b
 allocating a KDF runs no PRF at all, and with ``lazy`` the first allocation runs exactly
 the known-answer test, through the one manager."""
 
+import errno
 import hmac as stdlib_hmac
 import itertools
 import math
@@ -180,6 +181,41 @@ def test_hkdf_salt_may_be_any_buffer_and_none_is_no_salt(driver):
         assert kdf.derive(b"info", 32) == expected
     kdf.setkey(b"ikm", salt=None)
     assert kdf.derive(b"info", 32) == hmac_sha256(hmac_sha256(bytes(32), b"ikm"), b"info\x01")
+
+
+@pytest.mark.parametrize("driver", ["hkdf-hmac-sha256-openssl", "hkdf(hmac(sha256-generic))"])
+def test_hkdf_takes_info_by_rfc_5869s_name(driver):
+    """pyca's and RFC 5869's name for HKDF's fixed input: ``derive(info=..., length=...)``."""
+    kdf = registry.alloc_kdf(driver)
+    kdf.setkey(b"ikm", salt=b"salt")
+    expected = hmac_sha256(hmac_sha256(b"salt", b"ikm"), b"info\x01")
+    assert kdf.derive(info=b"info", length=32) == expected == kdf.derive(b"info", 32)
+    assert kdf.derive(fixed_input=b"info", length=32) == expected
+    assert kdf.derive(info=bytearray(b"info"), length=32) == expected
+    assert kdf.verify(info=b"info", expected=expected) is None
+
+
+def test_hkdf_refuses_info_and_fixed_input_together():
+    kdf = keyed("hkdf(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match=r"pass info or fixed_input .*not both") as caught:
+        kdf.derive(b"info", 32, info=b"info")
+    assert caught.value.errno == errno.EINVAL
+    with pytest.raises(InvalidArgument, match="not both"):
+        kdf.verify(b"info", bytes(32), info=b"info")
+    with pytest.raises(TypeError, match=r"derive needs fixed_input \(or info\)"):
+        kdf.derive(length=32)
+    with pytest.raises(TypeError, match="info must be bytes-like, not str"):
+        kdf.derive(info="info", length=32)
+
+
+def test_info_is_hkdfs_name_only():
+    """SP 800-108's fixed input is label, context and L: ``info`` would hide that."""
+    kdf = keyed("kdf108ctr(hmac(sha256))")
+    with pytest.raises(InvalidArgument, match="no parameter 'info'") as caught:
+        kdf.derive(info=FIXED, length=32)
+    assert caught.value.errno == errno.EINVAL
+    with pytest.raises(TypeError, match=r"derive needs fixed_input$"):
+        kdf.derive(length=32)
 
 
 def test_a_kdf_is_rekeyable_and_a_failed_setkey_keeps_the_old_key():

@@ -6,6 +6,7 @@ import hashlib
 import inspect
 import os
 import pydoc
+from pathlib import Path
 
 import pytest
 
@@ -103,6 +104,17 @@ def test_serving_driver_names_the_fallback_that_took_the_key(backup):
     assert tfm.encrypt(bytes(16), bytes(40)) == reference.encrypt(bytes(16), bytes(40))
     tfm.setkey(os.urandom(64))  # a key OpenSSL has: its own again
     assert tfm.serving_driver == "xts-aes-openssl"
+
+
+def test_serving_driver_is_what_its_docstring_and_the_readme_say():
+    """A 48-byte key on the name's best: the xts template over OpenSSL's AES takes it."""
+    tfm = registry.alloc_skcipher("xts(aes)")
+    tfm.setkey(XTS_192)
+    shown = f"{tfm.driver_name} -> {tfm.serving_driver}"
+    assert shown == "xts-aes-openssl -> xts(aes-openssl)"
+    assert shown in " ".join(type(tfm).serving_driver.__doc__.split())
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert f'print(xts.driver_name, "->", xts.serving_driver) # {shown}\n' in readme
 
 
 def test_serving_driver_is_the_primary_when_it_takes_the_key():

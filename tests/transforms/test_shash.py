@@ -41,10 +41,21 @@ def test_unkeyed_hash_refuses_a_key_and_str(name, driver):
     tfm = registry.alloc_shash(driver)
     with pytest.raises(InvalidArgument, match="not a keyed hash"):
         tfm.setkey(b"key")
-    with pytest.raises(TypeError):
-        tfm.digest("text")  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        tfm.init().update("text")  # type: ignore[arg-type]
+    for call in (tfm.digest, tfm.init().update, lambda data: tfm.verify(data, bytes(4))):
+        with pytest.raises(TypeError) as caught:
+            call("text")
+        assert str(caught.value) == "data must be bytes-like, not str"  # not hashlib's words
+
+
+@pytest.mark.parametrize("driver", ["hmac(sha256-generic)", "hmac(sha256-openssl)"])
+def test_a_mac_says_the_same_for_str(driver):
+    tfm = registry.alloc_shash(driver)
+    tfm.setkey(b"key")
+    for call in (tfm.digest, tfm.init().update, lambda data: tfm.verify(data, bytes(32))):
+        with pytest.raises(TypeError, match=r"^data must be bytes-like, not str$"):
+            call("message")
+        with pytest.raises(TypeError, match=r"^data must be bytes-like, not int$"):
+            call(5)
 
 
 @pytest.mark.parametrize("driver", ["hmac(sha256-generic)", "hmac(sha256-openssl)"])

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from cryptoapi._counts import counted
 from cryptoapi.cli.bootreport import BootReport
 from cryptoapi.cli.options import add_selftests_option
 from cryptoapi.registry.registry import Registry
@@ -105,10 +106,10 @@ def format_totals(report: BootReport) -> str:
     """The last line: how much happened and what it cost."""
     imports = report.imports
     registrations = sum(1 for e in report.events if e.kind == "register")
-    loaded = f"{imports} provider imports, " if imports else ""
+    loaded = f"{counted(imports, 'provider import')}, " if imports else ""
     return (
-        f"boot ({report.mode}): {loaded}{registrations} registrations, "
-        f"{report.tests_run} tests run, "
-        f"{report.threads_started} threads started; wall {report.wall_ms:.2f} ms, "
+        f"boot ({report.mode}): {loaded}{counted(registrations, 'registration')}, "
+        f"{counted(report.tests_run, 'test')} run, "
+        f"{counted(report.threads_started, 'thread')} started; wall {report.wall_ms:.2f} ms, "
         f"CPU {report.cpu_ms:.2f} ms"
     )

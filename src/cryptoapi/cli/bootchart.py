@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
+from cryptoapi._counts import counted
 from cryptoapi.errors import CryptoError
 from cryptoapi.registry.trace import TraceEvent
 
@@ -144,10 +145,11 @@ def _frame(axes: Any, report: "BootReport", lanes: list[str]) -> None:
     axes.set_yticks(range(len(lanes)), lanes)
     axes.set_xlabel("milliseconds since the registry was created")
     imports = report.imports
-    loaded = f"{imports} provider imports, " if imports else ""  # none traced: say nothing
+    loaded = f"{counted(imports, 'provider import')}, " if imports else ""  # none traced: none
     axes.set_title(
         f"cryptoapi boot, self-tests {report.mode}: wall {report.wall_ms:.1f} ms, "
-        f"{loaded}{report.tests_run} tests, {report.threads_started} threads started"
+        f"{loaded}{counted(report.tests_run, 'test')}, "
+        f"{counted(report.threads_started, 'thread')} started"
     )
     axes.legend(
         handles=_legend(report.events), loc="upper left", bbox_to_anchor=(1.0, 1.0),

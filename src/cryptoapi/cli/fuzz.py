@@ -34,6 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from cryptoapi._counts import counted
 from cryptoapi.alg import Algorithm
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import non_negative_int, positive_float, positive_int
@@ -363,31 +364,65 @@ def _workers(runs: list[DriverRun]) -> str:
     return f"cases per worker: {shown or 'none'}"
 
 
+def _by_name(results: list[FuzzResult]) -> dict[str, list[FuzzResult]]:
+    """The results grouped by algorithm name, in the order the names first appear."""
+    by_name: dict[str, list[FuzzResult]] = {}
+    for result in results:
+        by_name.setdefault(result.alg, []).append(result)
+    return by_name
+
+
 def _table(results: list[FuzzResult]) -> str:
-    rows = [
-        (r.alg, r.driver, r.reference, r.cases, int(r.mismatch is not None), r.cases_per_second)
-        for r in results
-    ]
-    headers = ("name", "driver", "reference", "cases", "mismatches", "cases/s")
+    """One line per implementation, under a line per algorithm naming the reference its
+    implementations were compared with: a name, a composed driver and a composed reference
+    on one line took 160 columns and more; this fits in 100."""
+    headings: dict[int, str] = {}  # row index -> the line printed above it
+    rows: list[tuple[str, int, int, float]] = []
+    for name, group in _by_name(results).items():
+        shared = {r.reference for r in group}
+        reference = shared.pop() if len(shared) == 1 else None
+        headings[len(rows)] = f"{name}, against {reference}" if reference else name
+        rows += [
+            (f"  {_implementation(r, reference)}", r.cases, int(r.mismatch is not None),
+             r.cases_per_second)
+            for r in group
+        ]  # fmt: skip
+    header, *lines = format_table(
+        ("implementation", "cases", "mismatches", "cases/s"), rows
+    ).splitlines()
+    table = [header]
+    for index, line in enumerate(lines):
+        if index in headings:
+            table.append(headings[index])
+        table.append(line)
     failed = sum(1 for r in results if r.mismatch)
-    return (
-        f"{format_table(headers, rows)}\n\n{len(results)} implementations, {failed} with mismatches"
-    )
+    totals = f"{counted(len(results), 'implementation')}, {failed} with mismatches"
+    return "\n".join(table) + f"\n\n{totals}"
+
+
+def _implementation(result: FuzzResult, reference: str | None) -> str:
+    """The driver, and its reference where its name's implementations had several."""
+    if reference is not None:
+        return result.driver
+    against = "itself" if result.reference == result.driver else result.reference
+    return f"{result.driver}, against {against}"
 
 
 def _summary(results: list[FuzzResult]) -> str:
     """Per algorithm: the libraries compared, the cases run, the implementations that
-    disagreed (cryptofuzz's view: one operation, many libraries)."""
+    disagreed (cryptofuzz's view: one operation, many libraries). Libraries go by their
+    provider's name in the rows and with their versions in a legend below, once each:
+    the versions in every row made rows 210 columns wide."""
     from cryptoapi.selftest.fuzz.libraries import library
 
-    by_name: dict[str, list[FuzzResult]] = {}
-    for result in results:
-        by_name.setdefault(result.alg, []).append(result)
     rows = []
-    for name, group in by_name.items():
+    seen: dict[str, None] = {}
+    for name, group in _by_name(results).items():
         parts = (part for r in group for provider in r.providers for part in provider.split("+"))
         providers = dict.fromkeys(parts)
-        libraries = ", ".join(library(provider) for provider in providers)
+        seen.update(providers)
         cases = sum(r.cases for r in group)
-        rows.append((name, libraries, cases, sum(1 for r in group if r.mismatch)))
-    return format_table(("name", "libraries compared", "cases", "disagreements"), rows)
+        rows.append((name, " ".join(providers), cases, sum(1 for r in group if r.mismatch)))
+    table = format_table(("name", "libraries compared", "cases", "disagreements"), rows)
+    legend = "\n".join(f"  {provider}: {library(provider)}" for provider in seen)
+    return f"{table}\n\nlibraries:\n{legend}" if legend else table

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     info = _hex(args.info, "--info")
     salt = {} if args.salt is None else {"salt": _hex(args.salt, "--salt")}
     length = _int(args.length, "--length")
-    options = dict(_mode_option(text) for text in args.mode_option)
+    options: dict[str, Any] = dict(_mode_option(text) for text in args.mode_option)
     registry = Registry(args.selftests)
     kdf = registry.alloc_kdf(args.name)
     kdf.setkey(key, **salt)

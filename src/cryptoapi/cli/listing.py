@@ -6,7 +6,10 @@ built), as 'selftest NAME' does; a name nobody provides is an error (exit status
 
 The text is /proc/crypto's (the kernel's crypto/proc.c c_show and each type's show
 function): the same keys in the same order, padded to 13 columns, each record followed by
-a blank line, the newest registration first. --json has its own versioned schema.
+a blank line, the newest registration first; being byte for byte the kernel's, it has no
+key the kernel lacks. --table prints one line per implementation instead, with a '*' on
+the one its name resolves to (the selected driver: what alloc_* would return, self-tested
+per --selftests as a lookup is); --json has its own versioned schema, with "selected".
 """
 
 import argparse
@@ -16,6 +19,7 @@ from typing import Any
 from cryptoapi.alg import AlgInfo, AlgType, SelfTest
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import add_selftests_option
+from cryptoapi.cli.table import format_table
 from cryptoapi.errors import AlgorithmNotFound
 from cryptoapi.registry.registry import Registry
 
@@ -32,8 +36,16 @@ def add_parser(commands: Any) -> None:
         metavar="NAME",
         help="only these algorithm names or drivers, e.g. sha256, 'hmac(sha256)', sha1-generic",
     )
-    parser.add_argument(
-        "--json", action="store_true", help='print {"schema": 1, "algorithms": [...]}'
+    view = parser.add_mutually_exclusive_group()
+    view.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"schema": 1, "algorithms": [...]}, each with "selected": true or false',
+    )
+    view.add_argument(
+        "--table",
+        action="store_true",
+        help="one line per implementation; '*' marks the one its name resolves to",
     )
     add_selftests_option(parser)
     parser.set_defaults(run=run)
@@ -43,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
     registry = Registry(args.selftests)
     wanted = drivers_of(registry, args.names) if args.names else None
     infos = [i for i in registry.algorithms() if wanted is None or i.driver in wanted]
-    if args.json:
-        jsonout.dump({"algorithms": [info.as_dict() for info in infos]})
+    if args.json or args.table:
+        chosen = selected(registry, infos)
+        listed = {info.driver for info in infos}
+        infos = [i for i in registry.algorithms() if i.driver in listed]  # tested since
+        print_selected(infos, chosen, as_json=args.json)
     else:
         newest_first = sorted(infos, key=lambda info: -info.order)
         for info in newest_first:
@@ -54,14 +69,42 @@ def run(args: argparse.Namespace) -> int:
 
 def drivers_of(registry: Registry, names: list[str]) -> set[str]:
     """Every driver of each name (templates built over every inner implementation), or
-    the driver itself; AlgorithmNotFound naming the first that nobody provides."""
+    the driver itself; the registry's AlgorithmNotFound (with its "did you mean") for the
+    first name nobody provides."""
     drivers: set[str] = set()
     for name in names:
-        try:
-            drivers.update(registry.implementations(name) or [registry.lookup(name).driver])
-        except AlgorithmNotFound:
-            raise AlgorithmNotFound(f"no algorithm or driver named {name!r}") from None
+        drivers.update(registry.implementations(name) or [registry.lookup(name).driver])
     return drivers
+
+
+def selected(registry: Registry, infos: list[AlgInfo]) -> set[str]:
+    """The driver each listed name (of its type) resolves to: looked up as ``alloc_*``
+    does, so with lazy self-tests the best candidates are tested first (the records are
+    read again after: their test results change). A name whose every implementation
+    failed selects none."""
+    chosen: set[str] = set()
+    for name, kind in dict.fromkeys((info.name, info.type) for info in infos):
+        try:
+            chosen.add(registry.lookup(name, kind).driver)
+        except AlgorithmNotFound:
+            continue
+    return chosen
+
+
+def print_selected(infos: list[AlgInfo], chosen: set[str], *, as_json: bool) -> None:
+    """The records by name then priority, each marked selected or not: JSON, or a table
+    with a '*' column."""
+    if as_json:
+        records = [{**info.as_dict(), "selected": info.driver in chosen} for info in infos]
+        jsonout.dump({"algorithms": records})
+        return
+    headers = ("", "name", "driver", "provider", "priority", "type", "selftest")
+    rows = [
+        ("*" if info.driver in chosen else "", info.name, info.driver, info.provider,
+         info.priority, str(info.type), str(info.selftest))
+        for info in infos
+    ]  # fmt: skip
+    print(format_table(headers, rows))
 
 
 LAYOUTS: dict[AlgType, tuple[str, ...]] = {

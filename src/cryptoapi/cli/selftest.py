@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from cryptoapi._counts import counted
 from cryptoapi.alg import AlgInfo, SelfTest
 from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import SELFTEST_MODES, add_selftests_option
@@ -93,7 +94,7 @@ class _TestCounts:
         self.progress.update(self.status)
 
     def status(self) -> str:
-        return f"{self.tested}/{self.registered} implementations tested"
+        return f"{self.tested}/{counted(self.registered, 'implementation')} tested"
 
 
 class _FailureLog(logging.Handler):
@@ -178,4 +179,5 @@ def _summary(infos: list[AlgInfo], elapsed_ms: float, mode: str) -> str:
     for info in infos:
         counts[info.selftest] += 1
     parts = ", ".join(f"{n} {result}" for result, n in counts.items() if n)
-    return f"selftest ({mode}): {len(infos)} implementations: {parts}; {elapsed_ms:.1f} ms"
+    tested = counted(len(infos), "implementation")
+    return f"selftest ({mode}): {tested}: {parts}; {elapsed_ms:.1f} ms"

@@ -23,7 +23,7 @@ from cryptoapi.registry.sync import Circular, Larvals
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
     from cryptoapi.alg import Algorithm
     from cryptoapi.registry.algapi import AlgTable, Entry
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     Bind = Callable[[Algorithm], Algorithm]
     Build = Callable[[str], None]
     Everything = Callable[[str], object]
+    Templates = Callable[[], Collection[str]]
 
 
 USABLE = frozenset((SelfTest.PASSED, SelfTest.UNTESTED))
@@ -46,7 +47,7 @@ class Api:
 
     ``build(name)`` instantiates a template name if not done yet; ``everything(name)``
     loads every provider of a name and builds every composition of it (the fallback
-    when the best ones failed).
+    when the best ones failed); ``templates()`` names the templates users registered.
     """
 
     def __init__(
@@ -66,6 +67,7 @@ class Api:
         self.build: Build = _nothing
         self.everything: Everything = _nothing
         self.bind: Bind = _same
+        self.templates: Templates = tuple  # the names of the templates users registered
 
     def lookup(self, name: str, type: AlgType | str | None = None, *, wait: float = 0) -> Algorithm:
         """The implementation ``name`` resolves to; with ``wait`` > 0, a name nothing
@@ -99,7 +101,23 @@ class Api:
         return lambda: self.table.generation != generation
 
     def resolve(self, name: str, type: AlgType | None) -> Algorithm:
-        """The answer for ``name``, found the slow way (loading, building, testing)."""
+        """The answer for ``name``, found the slow way (loading, building, testing); a name
+        found nowhere may be a spelling of a real one (``SHA-256``), answered as that one
+        is, or a near miss, which the error names (:mod:`~cryptoapi.registry.aliases`)."""
+        try:
+            return self._resolve(name, type)
+        except AlgorithmNotFound as error:
+            from cryptoapi.registry.aliases import Vocabulary, respelled  # not found only
+
+            vocabulary = Vocabulary(self.table, self.loader.manifest, self.templates())
+            canonical = respelled(name, vocabulary, error)
+        found = self.resolve(canonical, type)
+        with self.table.cond:  # cached as long as the canonical name's answer is
+            if self.table.resolved[type].get(canonical) is found:
+                self.table.resolved[type][name] = found
+        return found
+
+    def _resolve(self, name: str, type: AlgType | None) -> Algorithm:
         parsed = parse(name)
         self.loader.load_driver(name)
         found = self._first_usable(name, type)

@@ -35,7 +35,7 @@ from cryptoapi.transforms.shash import Shash
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Collection, Iterable
     from typing import Any, TypeVar
 
     from cryptoapi.alg import AlgInfo, Algorithm, Template
@@ -97,6 +97,7 @@ class Registry:
         self._api.build = self._build
         self._api.bind = self._bound
         self._api.everything = self._everything
+        self._api.templates = self._user_templates
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
         self._shared_shash = self._table.shared
         self._random: Rng | None = None  # get_random_bytes's generator, made on first use
@@ -122,6 +123,10 @@ class Registry:
 
     def _everything(self, name: str) -> list[str]:
         return self._boss.everything(name)
+
+    def _user_templates(self) -> Collection[str]:
+        """The templates registered here (none if no template was ever asked for)."""
+        return () if self._boss_made is None else self._boss_made.templates
 
     def _join_fuzzer(self) -> None:
         """Hand the manager a fuzzer driving this registry (``full`` mode only)."""
@@ -172,6 +177,11 @@ class Registry:
 
     def lookup(self, name: str, type: AlgType | str | None = None, *, wait: float = 0) -> Algorithm:
         """The implementation ``name`` (a name or driver) resolves to, tested per policy.
+
+        The kernel's names are canonical. A spelling that differs only in case or ``-``/``_``
+        separators resolves silently (``SHA-256`` is ``sha256``); another library's name is
+        only suggested: ``aes-gcm`` raises AlgorithmNotFound (ENOENT) ending "did you mean
+        'gcm(aes)'?" (:mod:`cryptoapi.registry.aliases` has the rules).
 
         With ``wait`` > 0, a name nothing provides yet is waited for (up to ``wait``
         seconds, then LookupTimeout): any registration wakes the waiter to try again.
@@ -226,7 +236,15 @@ class Registry:
     # -- allocation (api) -------------------------------------------------------------
 
     def alloc_shash(self, name: str) -> Shash:
-        """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``).
+        """A hash or MAC transform for ``name`` (e.g. ``sha256``, ``hmac(sha256)``,
+        ``cmac(aes)``, or a driver: ``sha256-generic``); AlgorithmNotFound (ENOENT, with a
+        "did you mean" for a near miss) if nothing provides it::
+
+            registry = Registry()
+            digest = registry.alloc_shash("sha256").digest(b"abc")
+            mac = registry.alloc_shash("hmac(sha256)")
+            mac.setkey(key)
+            mac.verify(message, tag)                       # BadMessage if it differs
 
         An unkeyed hash's transform holds no state (every digest starts afresh, ``init``
         returns a new running hash, ``setkey`` is refused), so the current answer's is made
@@ -247,37 +265,81 @@ class Registry:
         return transform
 
     def alloc_cipher(self, name: str) -> Cipher:
-        """A single-block cipher transform (``aes``)."""
+        """A single-block cipher transform (``aes``, ``sm4``, ``des3_ede``): the building
+        block of modes, one block per call. Keyed, so new on every call; its fallback is
+        the next usable implementation, for a key the best one refuses::
+
+            aes = Registry("off").alloc_cipher("aes")
+            aes.setkey(bytes(32))
+            block = aes.encrypt(bytes(16))
+        """
         from cryptoapi.transforms.cipher import Cipher
 
         return self._keyed(Cipher, self.lookup(name, AlgType.CIPHER))
 
     def alloc_skcipher(self, name: str) -> Skcipher:
-        """A whole-message cipher transform (``cbc(aes)``, ``xts(aes)``, ``chacha20``)."""
+        """A whole-message cipher transform (``cbc(aes)``, ``ctr(aes)``, ``xts(aes)``,
+        ``chacha20``), built from the template on first use if no driver offers the name
+        whole, with the IV passed to each call. A key the best implementation refuses (a
+        48-byte XTS key under OpenSSL) is taken by the next one (``serving_driver``)::
+
+            xts = registry.alloc_skcipher("xts(aes)")
+            xts.setkey(key)                                # 32 or 64 bytes (48 too)
+            ciphertext = xts.encrypt(tweak, sector)
+        """
         from cryptoapi.transforms.skcipher import Skcipher
 
         return self._keyed(Skcipher, self.lookup(name, AlgType.SKCIPHER))
 
     def alloc_aead(self, name: str) -> Aead:
-        """An AEAD transform (``gcm(aes)``, ``rfc4106(gcm(aes))``, ``xchacha20poly1305``)."""
+        """An AEAD transform (``gcm(aes)``, ``ccm(aes)``, ``rfc4106(gcm(aes))``,
+        ``rfc7539(chacha20,poly1305)``, ``xchacha20poly1305``): ``encrypt`` returns
+        ciphertext || tag, ``decrypt`` raises BadMessage and returns no plaintext when the
+        tag does not verify; ``setauthsize`` truncates the tag::
+
+            gcm = registry.alloc_aead("gcm(aes)")
+            gcm.setkey(key)
+            gcm.setauthsize(16)
+            plaintext = gcm.decrypt(nonce, sealed, associated_data)
+        """
         from cryptoapi.transforms.aead import Aead
 
         return self._keyed(Aead, self.lookup(name, AlgType.AEAD))
 
     def alloc_kdf(self, name: str) -> Kdf:
-        """A key-derivation transform (``kdf108ctr(hmac(sha256))``, ``hkdf(hmac(sha256))``)."""
+        """A key-derivation transform: SP 800-108 (``kdf108ctr(hmac(sha256))``,
+        ``kdf108fb(cmac(aes))``) or RFC 5869 (``hkdf(hmac(sha256))``, whose ``setkey``
+        extracts and whose ``derive`` expands, taking its fixed input as ``info``)::
+
+            kdf = registry.alloc_kdf("kdf108ctr(hmac(sha256))")
+            kdf.setkey(key_derivation_key)
+            key = kdf.derive(cryptoapi.kdf108_fixed_input(b"label", b"context", 256), 32)
+        """
         from cryptoapi.transforms.kdf import Kdf
 
         return Kdf(self._faulted(self.lookup(name, AlgType.KDF)))
 
     def alloc_kpp(self, name: str) -> Kpp:
-        """A key-agreement transform (``curve25519``, ``ecdh-nist-p256``, ``ffdhe2048(dh)``)."""
+        """A key-agreement transform (``curve25519``, which pyca calls X25519;
+        ``ecdh-nist-p256``; ``ffdhe2048(dh)``): a private key in, a public key out, and the
+        shared secret from the peer's public key::
+
+            kpp = registry.alloc_kpp("curve25519")
+            kpp.setkey(private_key)                        # None: generate one
+            shared = kpp.shared_secret(peer_public_key)
+        """
         from cryptoapi.transforms.kpp import Kpp
 
         return Kpp(self._faulted(self.lookup(name, AlgType.KPP)))
 
     def alloc_rng(self, name: str) -> Rng:
-        """A random number generator (``stdrng``, ``drbg_nopr_hmac_sha256``, ...)."""
+        """A random number generator: ``stdrng`` (the best SP 800-90A DRBG, seeded from
+        os.urandom on first use) or one DRBG by driver (``drbg_nopr_hmac_sha256``), bound
+        to this registry so its hash or AES is this registry's best tested one::
+
+            rng = registry.alloc_rng("stdrng")
+            nonce = rng.generate(12)
+        """
         from cryptoapi.transforms.rng import Rng
 
         return Rng(self._faulted(self.lookup(name, AlgType.RNG)))

@@ -72,20 +72,43 @@ class Kdf(Transform):
             self._primary.setkey(key)
         self._core = self._primary
 
-    def derive(self, fixed_input: Buffer, length: int, **options: Any) -> bytes:
-        """``length`` bytes derived from the key and ``fixed_input`` (HKDF: ``info``)."""
+    def derive(
+        self,
+        fixed_input: Buffer | None = None,
+        length: int | None = None,
+        *,
+        info: Buffer | None = None,
+        **options: Any,
+    ) -> bytes:
+        """``length`` bytes derived from the key and ``fixed_input``.
+
+        For HKDF, ``fixed_input`` is RFC 5869's ``info`` and may be passed by that name,
+        as RFC 5869 and pyca's ``HKDF(info=...)`` name it:
+        ``derive(info=b"context", length=32)``; passing both is InvalidArgument, and so
+        is ``info`` for a KDF that has no such parameter (SP 800-108's fixed input is
+        label, context and length: :func:`cryptoapi.kdf108_fixed_input`)."""
         if type(fixed_input) is not bytes:
-            fixed_input = bytes(check_buffer(fixed_input, "fixed_input"))
+            fixed_input = self._fixed_input(fixed_input, info)
+        elif info is not None:
+            self._fixed_input(fixed_input, info)
         if type(length) is not int:
-            check_int(length, "length")
+            length = check_int(length, "length")
         if not 0 < length <= MAX_OUTPUT:  # before the core runs a single PRF call
             self._bad_length(length)
         if options:
             return self._core.derive(fixed_input, length, **options)
         return self._core.derive(fixed_input, length)
 
-    def verify(self, fixed_input: Buffer, expected: Buffer, **options: Any) -> None:
-        """Check that ``expected`` is ``derive(fixed_input, len(expected), **options)``.
+    def verify(
+        self,
+        fixed_input: Buffer | None = None,
+        expected: Buffer | None = None,
+        *,
+        info: Buffer | None = None,
+        **options: Any,
+    ) -> None:
+        """Check that ``expected`` is ``derive(fixed_input, len(expected), **options)``
+        (HKDF: ``fixed_input`` may be passed as ``info``, as to :meth:`derive`).
 
         The comparison takes constant time. Returns None on a match; raises
         :class:`cryptoapi.errors.BadMessage` if not, TypeError unless ``expected`` is
@@ -94,10 +117,31 @@ class Kdf(Transform):
         pass one you stored, or check the length of one you were sent (a 1-byte guess
         matches one time in 256).
         """
-        expected = check_buffer(expected, "expected")
-        derived = self.derive(fixed_input, len(expected), **options)
+        expected = check_buffer(expected, "expected")  # type: ignore[arg-type]  # None: TypeError
+        derived = self.derive(fixed_input, len(expected), info=info, **options)
         if not equal_in_constant_time(derived, expected):
             raise BadMessage(f"{self.alg_name}: the derived key does not match")
+
+    def _fixed_input(self, fixed_input: Buffer | None, info: Buffer | None) -> bytes:
+        """The fixed input given either way, as bytes: ``info`` only for HKDF, and never
+        with ``fixed_input`` too (which of two values would be meant?)."""
+        if info is None:
+            if fixed_input is None:
+                raise TypeError(f"{self.alg_name}: derive needs fixed_input{self._or_info()}")
+            return bytes(check_buffer(fixed_input, "fixed_input"))
+        if not self._or_info():
+            raise InvalidArgument(
+                f"{self.alg_name}: no parameter 'info' (HKDF's name); pass fixed_input"
+            )
+        if fixed_input is not None:
+            raise InvalidArgument(
+                f"{self.alg_name}: pass info or fixed_input (the same parameter), not both"
+            )
+        return bytes(check_buffer(info, "info"))
+
+    def _or_info(self) -> str:
+        """`` (or info)`` for HKDF, whose RFC calls the fixed input ``info``; else empty."""
+        return " (or info)" if self.alg_name.startswith("hkdf(") else ""
 
     def _bad_length(self, length: int) -> None:
         if length <= 0:

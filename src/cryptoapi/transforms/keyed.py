@@ -55,11 +55,14 @@ class KeyedTransform(WithKeySizes, Generic[CoreT]):
         """The driver whose implementation holds the current key and serves the calls.
 
         ``driver_name`` unless that implementation refused the key (:class:`NeedFallback`)
-        and the next implementation of the name took it: under OpenSSL, which has no
-        AES-192-XTS, ``xts(aes)`` with a 48-byte key is served by ``xts(aes-generic)`` or
-        pycryptodome's driver. Before any key is set, ``driver_name``, the one tried first.
-        A single call the key's driver cannot serve (a GCM IV length OpenSSL refuses) is
-        handed to the next implementation without changing this.
+        and the next usable implementation of the name took it. OpenSSL has no
+        AES-192-XTS, so ``xts(aes)`` (``driver_name`` ``xts-aes-openssl``) with a 48-byte
+        key is served by ``xts(aes-openssl)``: the ``xts`` template over OpenSSL's AES
+        block cipher, ranked next; the README's example prints
+        ``xts-aes-openssl -> xts(aes-openssl)``. With a 32- or 64-byte key it is
+        ``xts-aes-openssl`` again. Before any key is set, ``driver_name``, the one tried
+        first. A single call the key's driver cannot serve (a GCM IV length OpenSSL
+        refuses) is handed to the next implementation without changing this.
         """
         if self._backup is not None and self._core is self._backup:
             return self._backup_driver

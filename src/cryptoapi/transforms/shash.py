@@ -91,6 +91,19 @@ def check_tag(name: str, computed: bytes, tag: Buffer) -> None:
         raise BadMessage(f"{name}: the tag does not verify")
 
 
+def typed_error(data: object, error: TypeError) -> TypeError:
+    """The TypeError for ``data`` that every transform gives (``data must be bytes-like,
+    not str``) when it is not bytes-like, else ``error`` as it is. Hash libraries each word
+    their own (hashlib: "Strings must be encoded before hashing"; memoryview: "a
+    bytes-like object is required"); the transform translates theirs after the fact, so
+    bytes take the library's path with no check."""
+    try:
+        check_buffer(data, "data")  # type: ignore[arg-type]  # checking is what it is for
+    except TypeError as typed:
+        return typed
+    return error
+
+
 class HashDesc(NotPicklable):
     """A hashlib-like running hash (the kernel's ``shash_desc``): update, final, copy,
     and ``verify``. Not picklable; ``copy()`` forks it."""
@@ -104,7 +117,11 @@ class HashDesc(NotPicklable):
         self.block_size = block_size
 
     def update(self, data: Buffer) -> None:
-        self._state.update(data)
+        """Add ``data`` to the message; TypeError unless it is bytes-like."""
+        try:
+            self._state.update(data)
+        except TypeError as error:
+            raise typed_error(data, error) from None
 
     def digest(self) -> bytes:
         """The digest so far; the state stays usable, as with hashlib."""
@@ -191,7 +208,10 @@ class Shash(Transform):
         InvalidArgument if the hash is keyed and ``setkey`` was not called; TypeError
         unless ``data`` is bytes-like.
         """
-        return self._digest(data)
+        try:
+            return self._digest(data)
+        except TypeError as error:  # costs nothing until raised
+            raise typed_error(data, error) from None
 
     def verify(self, data: Buffer, tag: Buffer) -> None:
         """Check that ``tag`` is the digest of ``data``, in constant time.
@@ -201,7 +221,7 @@ class Shash(Transform):
         on an unkeyed hash it checks a digest just the same, which authenticates nothing,
         as anyone can compute a hash.
         """
-        check_tag(self.alg_name, self._digest(data), tag)
+        check_tag(self.alg_name, self.digest(data), tag)
 
     def init(self) -> HashDesc:
         """A running hash (a keyed one needs its key first) for ``update`` calls."""
