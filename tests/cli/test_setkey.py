@@ -85,7 +85,8 @@ def test_json(config, capsys):
 def test_statements_from_stdin(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO("spdadd 10.0.0.0/8 10.0.0.0/8 any -P out none;"))
     assert setkey("-c") == 0
-    assert "holds 0 SAs and 1 policies" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 statement checked" in out and "holds 0 SAs and 1 policy" in out  # singular
 
 
 def test_a_parse_error_names_the_place_and_changes_nothing(daemon, tmp_path):
@@ -115,8 +116,10 @@ def test_through_the_daemon(daemon, config, capsys):
     # the same file again: every statement is refused, each reported, status 1
     assert setkey("-f", config, "--socket", path) == 1
     err = capsys.readouterr().err
-    assert f"cryptoapi setkey: {config}:2:1: add: File exists\n" in err
-    assert f"cryptoapi setkey: {config}:8:1: spdadd: File exists\n" in err
+    exists = "an SA with this SPI and destination exists already (EEXIST)"  # not strerror's
+    assert f"cryptoapi setkey: {config}:2:1: add: {exists}\n" in err
+    policy_exists = "a policy with this selector exists already (EEXIST)"
+    assert f"cryptoapi setkey: {config}:8:1: spdadd: {policy_exists}\n" in err
     assert "errno" not in err
     assert setkey("-F", "-P", "--socket", path) == 0
     assert len(km.spd) == 0 and len(km.sad) == 2
@@ -156,10 +159,10 @@ def test_a_dry_run_refuses_encryption_only_esp_saying_why(tmp_path, capsys):
     conf.write_text(ENCRYPTION_ONLY)
     assert setkey("-f", str(conf)) == 1
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"cryptoapi setkey: {conf}:1:1: add: Invalid argument: encryption-only")
-    assert line.endswith("(--allow-unauthenticated-esp)")
+    assert line.startswith(f"cryptoapi setkey: {conf}:1:1: add: encryption-only")
+    assert line.endswith("(--allow-unauthenticated-esp) (EINVAL)")
     assert setkey("-f", str(conf), "--allow-unauthenticated-esp") == 0  # the unsafe opt-in
-    assert "holds 1 SAs" in capsys.readouterr().out
+    assert "holds 1 SA and" in capsys.readouterr().out
 
 
 def test_the_opt_in_is_keyd_s_own_with_a_socket(daemon, tmp_path):
@@ -185,4 +188,4 @@ def test_keyd_admits_encryption_only_esp_only_with_its_flag(tmp_path, capsys, op
         finally:
             assert stop(process) == 0
     err = capsys.readouterr().err
-    assert ("add: Invalid argument" in err) is not opt_in
+    assert ("add: the key manager refused the message as invalid" in err) is not opt_in

@@ -296,7 +296,7 @@ def test_a_dry_run_with_dash_d_prints_the_listing_once(tmp_path, capsys):
     assert sorted(line for line in lines if not line.startswith("\t")) == [
         "10.0.0.1 10.0.0.2 ", "10.0.0.2 10.0.0.1 "
     ]  # fmt: skip
-    assert "dry run" not in captured.out and "holds 2 SAs and 1 policies." in captured.err
+    assert "dry run" not in captured.out and "holds 2 SAs and 1 policy." in captured.err
     assert setkey("-f", str(conf), "-D", "-P") == 0
     out = capsys.readouterr().out
     assert out.startswith("10.0.0.1[any] 10.0.0.2[any] 255\n\tout prio def ipsec\n")

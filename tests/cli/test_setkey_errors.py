@@ -108,6 +108,7 @@ def test_a_key_daemon_dying_partway_names_the_line_reached(tmp_path, capsys, how
             status = main(["setkey", "-f", str(config), "--socket", path])
     assert status == 1
     assert capsys.readouterr().err.splitlines() == [
-        f"cryptoapi setkey: {config}:3:1: add: File exists",  # before it died
+        f"cryptoapi setkey: {config}:3:1: add: an SA with this SPI and destination exists already"
+        " (EEXIST)",  # before it died
         f"cryptoapi: {config}:5: add: the key daemon closed the connection",
     ]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from cryptoapi.esp import Datapath
 from cryptoapi.pfkey import IpsecDir, IpsecMode, KeyManager
 from tests.esp import sas
+from tests.esp.conftest import udp_packet
 
 
 @dataclass
@@ -49,3 +50,18 @@ def build_pair(
         Datapath(peer, encap_port=encap_port),
         peer,
     )
+
+
+def stray_tunnel(pair: Pair) -> bytes:
+    """Make the peer of a tunnel-mode pair tunnel 192.0.2.128/25 to the local network too
+    (its outbound policy, SA 2), which no local inbound policy covers; a plaintext packet
+    from 192.0.2.200 that it then protects: it decrypts fine here and fails the SPD check."""
+    hosts = pair.link.hosts
+    sas.send(
+        pair.peer_manager,
+        sas.spdadd_message(
+            IpsecDir.OUTBOUND, "192.0.2.128/25", hosts.local_net, mode=IpsecMode.TUNNEL,
+            tunnel=(hosts.peer, hosts.local), reqid=2,
+        ),
+    )  # fmt: skip
+    return udp_packet("192.0.2.200", hosts.local_host, b"spoofed")

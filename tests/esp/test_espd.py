@@ -395,7 +395,7 @@ def test_a_setkey_file_the_key_manager_refuses_stops_espd_before_it_starts(tmp_p
     conf.write_text(sa + sa)
     done = espd_command("--tun", "esp0", "-f", str(conf))
     assert done.returncode == 1
-    assert f"{conf}:2:1: add:" in done.stderr and "errno 17" in done.stderr
+    assert f"{conf}:2:1: add:" in done.stderr and "(EEXIST)" in done.stderr
     assert "ready" not in done.stderr
 
 

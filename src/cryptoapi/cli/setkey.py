@@ -5,6 +5,7 @@
     cryptoapi setkey -c < statements                # statements from standard input
     cryptoapi setkey -D [-P] --socket PATH          # dump the SAD (with -P the SPD)
     cryptoapi setkey -F [-P] --socket PATH          # flush the SAD (with -P the SPD)
+    cryptoapi setkey -x --socket PATH               # print every message keyd sends, until ^C
 
 The whole input is parsed before anything is sent: an error names file, line and column and
 nothing changes. Without --socket the statements run against an in-process key manager
@@ -15,7 +16,14 @@ format, field for field; keys are shown only with --show-keys. Statements the ke
 refuses are reported (each with its reason) and make the exit status 1. An input that cannot be
 read (missing, a directory, not UTF-8) is one line, cryptoapi: FILE: reason, and status
 1; so is a key daemon that goes away partway, naming the FILE:LINE reached (the
-statements before it were sent).
+statements before it were sent). -D or -F without --socket and without input acts on an
+empty in-process key manager: stdout is what setkey prints for an empty SAD (status 0, as
+ipsec-tools'), and a note on stderr says it was a dry run.
+
+-x is ipsec-tools' promiscuous mode: it turns SADB_X_PROMISC on and prints each message the
+daemon sends (every request any client makes, every reply and broadcast) with the time of
+day, its sadb_msg header and, for an SA or a policy, its -D form, until SIGINT or SIGTERM
+(status 0) or until the daemon goes away (status 1).
 
 Encryption-only ESP SAs (-E with a cipher and no -A) are refused, EINVAL, as RFC 8221
 asks: nothing would detect a forged packet. In a dry run --allow-unauthenticated-esp
@@ -25,14 +33,17 @@ admits them, unsafely; with --socket the daemon decides (keyd --allow-unauthenti
 import argparse
 import contextlib
 import json
+import signal
 import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from cryptoapi._counts import counted
 from cryptoapi.cli.options import add_unauthenticated_option
 from cryptoapi.errors import CryptoError, InvalidArgument
 from cryptoapi.pfkey.daemon.client import PfkeyClient
+from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.setkey import (
     DaemonTransport,
@@ -45,12 +56,17 @@ from cryptoapi.pfkey.setkey import (
     parse,
 )
 from cryptoapi.pfkey.setkey.apply import Interrupted, Transport
+from cryptoapi.pfkey.setkey.monitor import watch
 from cryptoapi.pfkey.setkey.show import format_reply, policy_dict, sa_dict
 from cryptoapi.pfkey.wire.constants import MsgType
 from cryptoapi.pfkey.wire.message import Message
 
 SHOWN = frozenset(("get", "getspi", "dump", "spddump"))
 """Statements whose replies are printed."""
+NO_DAEMON = (
+    "no --socket: a dry run against an empty in-process key manager "
+    "(give --socket PATH for the key daemon's SAs)"
+)
 
 
 class Unreadable(CryptoError):
@@ -70,6 +86,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("-D", dest="dump", action="store_true", help="dump the SAD")
     parser.add_argument("-F", dest="flush", action="store_true", help="flush the SAD")
     parser.add_argument("-P", dest="spd", action="store_true", help="-D/-F act on the SPD")
+    parser.add_argument(
+        "-x", dest="promisc", action="store_true", help="print every message keyd sends (^C ends)"
+    )
     parser.add_argument("--socket", help="the key daemon's socket (default: a dry run)")
     parser.add_argument("--show-keys", action="store_true", help="show key material")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -136,6 +155,8 @@ def _transport(args: argparse.Namespace) -> Iterator[tuple[Transport, KeyManager
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.promisc:
+        return _promisc(args)
     try:
         statements = _statements(args)
         with _transport(args) as (transport, km):
@@ -153,6 +174,34 @@ def run(args: argparse.Namespace) -> int:
     return 1 if _report(args, outcomes, km, listed) else 0
 
 
+def _promisc(args: argparse.Namespace) -> int:
+    """``setkey -x``: watch the daemon until SIGINT/SIGTERM (0) or until it goes away (1)."""
+    if args.file or args.stdin or args.dump or args.flush or args.spd:
+        raise InvalidArgument("-x goes alone (with --socket, --show-keys)")
+    if not args.socket:
+        raise InvalidArgument(
+            "-x needs --socket PATH: without a key daemon there is nothing to watch"
+        )
+    stopping: list[int] = []
+    handlers = {sig: signal.signal(sig, lambda signum, _: stopping.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}  # fmt: skip
+    try:
+        with PfkeyClient(args.socket, timeout=args.timeout) as client:
+            watch(client, _write, lambda: not stopping, show_keys=args.show_keys)
+    except PfkeyError as error:
+        return _fatal(str(error))
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _write(text: str) -> None:
+    """Write and flush at once: a reader of a pipe sees each message when it comes."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def _fatal(message: str) -> int:
     print(f"cryptoapi: {message}", file=sys.stderr)
     return 1
@@ -166,6 +215,9 @@ def _report(
     if args.json:
         print(json.dumps(_json(outcomes, km, listed, args.show_keys), indent=2))
     else:
+        if km is not None and not (args.file or args.stdin):
+            print(f"cryptoapi setkey: {NO_DAEMON}", file=sys.stderr)
+            km = None  # nothing was checked: no summary
         _print(outcomes, km, listed, args.show_keys)
         for line in errors:
             print(f"cryptoapi setkey: {line}", file=sys.stderr)
@@ -197,8 +249,9 @@ def _print(
         return
     sas = [m for m in listed if m.type == MsgType.DUMP]
     summary = (
-        f"dry run (no --socket): {len(outcomes)} statements checked against an in-process "
-        f"key manager, which now holds {len(sas)} SAs and {len(listed) - len(sas)} policies"
+        f"dry run (no --socket): {counted(len(outcomes), 'statement')} checked against an "
+        f"in-process key manager, which now holds {counted(len(sas), 'SA')} and "
+        f"{counted(len(listed) - len(sas), 'policy', 'policies')}"
     )
     if dumped:  # -D listed them already: stdout stays exactly what setkey -D prints
         print(summary + ".", file=sys.stderr)

@@ -11,7 +11,9 @@ and the receiver infers them (Appendix A2, :mod:`cryptoapi.esp.replay`).
 
 Inbound processing follows §3.4 in its order: SA, length, replay check (§3.4.3), ICV and
 decryption (§3.4.4), padding, and only then the replay window moves. A failure returns the
-Linux counter it is counted under, never an exception and never any plaintext.
+Linux counter it is counted under (or ``BAD_PADDING``, which Linux counts as
+``XfrmInStateProtoError`` but which, after a good ICV, says something else: the peer's ESP
+is broken, not its keys), never an exception and never any plaintext.
 """
 
 import struct
@@ -23,6 +25,8 @@ ESP_HEADER = 8
 _HEADER = struct.Struct(">4sI").pack  # SPI, low 32 bits of the sequence number
 _ESN_AAD = struct.Struct(">4sII").pack  # SPI, high and low bits: the AAD with ESN
 PAD = bytes(range(1, 256))  # §2.4: the padding bytes are 1, 2, 3, ...
+BAD_PADDING = "EspInBadPadding"
+"""Why a packet whose ICV verified was dropped: its padding is not §2.4's."""
 _TRAILERS: dict[int, bytes] = {}
 """The padding and trailer by pad length << 8 | next header, made on first use."""
 
@@ -48,7 +52,8 @@ def seal(state: EspState, seq: int, payload: bytes, next_header: int) -> bytes:
 
 
 def open_esp(state: EspState, esp: bytes) -> tuple[bytes, int] | str:
-    """(payload, next header) of an inbound ESP packet, or the counter its drop goes to."""
+    """(payload, next header) of an inbound ESP packet, or why it is dropped (a counter's
+    name, or ``BAD_PADDING``)."""
     crypto = state.crypto
     start = ESP_HEADER + crypto.ivlen
     body = len(esp) - start - crypto.icvlen
@@ -70,6 +75,6 @@ def open_esp(state: EspState, esp: bytes) -> tuple[bytes, int] | str:
         return "XfrmInStateProtoError"
     pad = plain[-2]
     if pad + 2 > len(plain) or plain[-2 - pad : -2] != PAD[:pad]:
-        return "XfrmInStateProtoError"  # §2.4: the receiver checks the padding
+        return BAD_PADDING  # §2.4: the receiver checks the padding
     replay.accept(seq)
     return plain[: -2 - pad], plain[-1]

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.explain import refusal
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.setkey.parser import Statement
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType
@@ -33,10 +34,11 @@ LISTINGS = frozenset((int(MsgType.DUMP), int(MsgType.X_SPDDUMP)))
 
 class Transport(Protocol):
     """Where statements go: ``request`` sends one message and returns its replies;
-    ``explain`` says what a refusal's errno meant, as well as the transport knows."""
+    ``explain`` says what a refusal's errno meant for a message of type ``kind``, as well
+    as the transport knows."""
 
     def request(self, message: Message) -> list[bytes]: ...
-    def explain(self, code: int) -> str: ...
+    def explain(self, code: int, kind: int) -> str: ...
 
 
 class LocalTransport:
@@ -50,9 +52,9 @@ class LocalTransport:
         data = dataclasses.replace(message, seq=next(self._seq), pid=os.getpid()).encode()
         return [r for r in self.km.handle(data) if r[1] not in NOTIFICATIONS or r[2]]
 
-    def explain(self, code: int) -> str:
-        """The errno's text and the key manager's reason for the refusal just made."""
-        return f"{os.strerror(code)}: {self.km.refusal}"
+    def explain(self, code: int, kind: int) -> str:
+        """The key manager's own reason for the refusal just made, and the errno's name."""
+        return refusal(kind, code, self.km.refusal)
 
 
 class DaemonTransport:
@@ -64,9 +66,9 @@ class DaemonTransport:
     def request(self, message: Message) -> list[bytes]:
         return self.client.request(message)
 
-    def explain(self, code: int) -> str:
-        """The errno's text only: a PF_KEY reply carries no reason."""
-        return os.strerror(code)
+    def explain(self, code: int, kind: int) -> str:
+        """What the errno means for that message (a PF_KEY reply carries no reason)."""
+        return refusal(kind, code)
 
 
 @dataclass
@@ -82,9 +84,9 @@ class Outcome:
         return not self.errors
 
     def describe_errors(self) -> list[str]:
-        """``file:line:col: command: reason (errno N)`` per refusal."""
+        """``file:line:col: command: reason (ENAME)`` per refusal (the text names the errno)."""
         s = self.statement
-        return [f"{s.where}: {s.command}: {text} (errno {code})" for code, text in self.errors]
+        return [f"{s.where}: {s.command}: {text}" for _code, text in self.errors]
 
 
 def _send(transport: Transport, message: Message, outcome: Outcome) -> list[Message]:
@@ -93,7 +95,7 @@ def _send(transport: Transport, message: Message, outcome: Outcome) -> list[Mess
         reply = decode(data)
         if reply.errno:
             if not (reply.errno == errno.ENOENT and reply.type in LISTINGS):
-                outcome.errors.append((reply.errno, transport.explain(reply.errno)))
+                outcome.errors.append((reply.errno, transport.explain(reply.errno, reply.type)))
         else:
             found.append(reply)
     return found
