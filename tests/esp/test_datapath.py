@@ -11,6 +11,7 @@ import pytest
 from cryptoapi.esp import ESP_STAT, XFRM_STAT, Datapath
 from cryptoapi.esp.policies import FLOW_CACHE
 from cryptoapi.pfkey import (
+    ExtType,
     IpsecDir,
     IpsecLevel,
     IpsecMode,
@@ -19,13 +20,14 @@ from cryptoapi.pfkey import (
     Lifetime,
     Message,
     MsgType,
+    Policy,
     SaType,
     decode,
 )
 from cryptoapi.pfkey.db.acquires import ACQUIRE_MAX
 from tests.esp import sas
 from tests.esp.conftest import counted, internet_checksum, ip_packet, sa_state, udp_packet
-from tests.esp.pair import build_pair
+from tests.esp.pair import build_pair, stray_tunnel
 
 MODES = {"tunnel": IpsecMode.TUNNEL, "transport": IpsecMode.TRANSPORT}
 
@@ -123,6 +125,10 @@ def test_a_missing_sa_sends_one_acquire_and_drops_or_passes_by_level():
             assert datapath.output(optional) == [optional]
     assert delta["XfrmOutNoStates"] == 3
     assert [decode(m).type for m in notices] == [MsgType.ACQUIRE, MsgType.ACQUIRE]
+    # each names its policy as the key manager numbers it (Linux pfkey_send_acquire)
+    wanted = {p.index for p in key_manager.spd if p.dir == IpsecDir.OUTBOUND}
+    named = {decode(m).get(ExtType.X_POLICY, Policy).id for m in notices}
+    assert named == wanted and len(named) == 2
 
 
 def test_flows_past_the_pending_acquire_limit_are_counted_drops_not_errors():
@@ -167,14 +173,7 @@ def test_inner_addresses_outside_the_sa_s_policy_are_dropped_after_decryption():
     hosts = pair.link.hosts
     # the peer is made to tunnel a packet from an address the local inbound policy does
     # not cover: it decrypts fine, then fails the policy check
-    sas.send(
-        pair.peer_manager,
-        sas.spdadd_message(
-            IpsecDir.OUTBOUND, "192.0.2.128/25", hosts.local_net, mode=IpsecMode.TUNNEL,
-            tunnel=(hosts.peer, hosts.local), reqid=2,
-        ),
-    )  # fmt: skip
-    stray = udp_packet("192.0.2.200", hosts.local_host, b"spoofed")
+    stray = stray_tunnel(pair)
     with counted(pair.local.stats) as delta:  # no inbound policy: a tunnel's packet goes
         assert pair.local.input(pair.peer.output(stray)[0]) is None
     assert delta["XfrmInNoPols"] == 1

@@ -33,6 +33,12 @@ use, goes through the key manager, whose EXPIREs (and ACQUIREs) are handed to ``
 Time limits fire from :meth:`tick`. A sequence number that would wrap (without ESN, after
 2^32 - 1 packets) stops the SA sending and expires it (RFC 4303 §3.3.3).
 
+Drops an operator can fix (keys or SPIs that differ, a policy missing on one side, no SA
+for an outbound policy) are also logged, one rate-limited line per cause and SA or peer
+naming them and the likely reason (:mod:`~cryptoapi.esp.droplog`); only the drop path pays
+for it. So is a packet no outbound policy covers, which goes out in clear (or, for a
+transport that sends nothing in clear, ``drops_clear=True``, is dropped there).
+
 Sequence numbers are counter-mode IVs, so none is ever sent twice under one key: given
 ``floors`` (:class:`~cryptoapi.esp.seqfloor.SequenceFloors`, as espd always gives it), an SA
 goes on after the floor its keys left in the file, and the floor moves ahead, durably,
@@ -47,6 +53,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from cryptoapi.esp import encap, ip
+from cryptoapi.esp.droplog import DropLog
 from cryptoapi.esp.ip import AF_INET, IPPROTO_ESP, IPPROTO_NONE, IPPROTO_UDP, Flow
 from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup, endpoints, sa_mode, select_sa
 from cryptoapi.esp.seqfloor import SequenceFloors, fingerprint
@@ -77,6 +84,12 @@ ESP = int(SaType.ESP)
 log = logging.getLogger(__name__)
 
 Notify = Callable[[list[bytes]], None]
+LOGGED_ESP_DROPS = frozenset(("XfrmInStateProtoError", encap.BAD_PADDING, "XfrmInStateSeqError"))
+"""§3.4 rejections that say something about the SA (keys, the peer): logged (rate-limited)."""
+LOGGED_POLICY_DROPS = frozenset(("XfrmInNoPols", "XfrmInTmplMismatch"))
+"""Inbound SPD drops of authentic packets: a policy missing or unlike the peer's."""
+COUNTED_AS = {encap.BAD_PADDING: "XfrmInStateProtoError"}
+"""Drops that Linux counts under another name than the cause logged."""
 
 
 class Outbound(NamedTuple):
@@ -103,6 +116,7 @@ class _Plan(NamedTuple):
 
 
 _BYPASS = _Plan(PolicyType.NONE, None, None, None)
+_NO_POLICY = _Plan(PolicyType.NONE, None, None, None)  # as _BYPASS, but logged: told apart by id
 _DISCARD = _Plan(PolicyType.DISCARD, None, None, None)
 
 
@@ -114,6 +128,8 @@ class Datapath:
     kernel-libipsec does. ``notify`` receives the PF_KEY messages the data path causes
     (EXPIRE, ACQUIRE) for the registered key managers. ``clock`` is the key manager's.
     ``floors`` keeps each SA's sequence numbers across restarts (see the module doc).
+    ``drops_clear``: the caller of :meth:`output_esp` drops what no policy covers rather
+    than send it in clear (espd does); only the words of the log line depend on it.
     """
 
     def __init__(
@@ -123,6 +139,7 @@ class Datapath:
         encap_port: int | None = None,
         notify: Notify | None = None,
         floors: SequenceFloors | None = None,
+        drops_clear: bool = False,
     ) -> None:
         self.key_manager = key_manager
         self.floors = floors
@@ -140,6 +157,8 @@ class Datapath:
         self._acquired: dict[tuple[bytes, bytes, int], float] = {}
         self._counters = new_counters()
         self._ident = 0
+        self._drops = DropLog(key_manager.clock)
+        self._clear_verdict = "dropped" if drops_clear else "passed in clear"
 
     # -- outbound -----------------------------------------------------------------------
 
@@ -204,7 +223,9 @@ class Datapath:
 
     def _decide(self, flow: Flow) -> _Plan:
         policy = self._out.find(flow)
-        if policy is None or policy.type == PolicyType.NONE:
+        if policy is None:
+            return _NO_POLICY
+        if policy.type == PolicyType.NONE:
             return _BYPASS
         if policy.type != PolicyType.IPSEC:
             return _DISCARD
@@ -218,6 +239,9 @@ class Datapath:
     def _unprotected(self, plan: _Plan, packet: bytes, flow: Flow) -> list[bytes]:
         """A packet with no SA to protect it: through, dropped, or an ACQUIRE first."""
         if plan.action == PolicyType.NONE:
+            if plan is _NO_POLICY:
+                self._drops.report("EspOutNoPolicy", flow[:3], flow.src, flow.dst,
+                                   self._clear_verdict)  # fmt: skip
             self._count("EspOutBypass")
             return [packet]
         if plan.action == PolicyType.DISCARD:
@@ -226,11 +250,12 @@ class Datapath:
         if plan.request is None:
             self._count("XfrmOutBundleGenError")
             return []
-        self._acquire(plan.request, flow)
+        self._acquire(plan.request, flow, plan.policy)
         if plan.request.level == IpsecLevel.USE:
             self._count("EspOutBypass")
             return [packet]
         self._count("XfrmOutNoStates")
+        self._drops.report("XfrmOutNoStates", flow[:3], flow.src, flow.dst)
         return []
 
     def _protect(self, state: EspState, packet: bytes, flow: Flow) -> bytes | None:
@@ -264,7 +289,7 @@ class Datapath:
         )
         return IPPROTO_UDP, udp + esp
 
-    def _acquire(self, request: IpsecRequest, flow: Flow) -> None:
+    def _acquire(self, request: IpsecRequest, flow: Flow, policy: SecurityPolicy | None) -> None:
         """An ACQUIRE for the SA ``request`` wants, unless one went out for it within
         ``ACQUIRE_INTERVAL``. With ``ACQUIRE_MAX`` pending the key manager refuses a new
         one (EAGAIN, as Linux's ``xfrm_state_find``): counted (``XfrmAcquireError``), and
@@ -275,7 +300,7 @@ class Datapath:
         if now - self._acquired.get(wanted, -ACQUIRE_INTERVAL) < ACQUIRE_INTERVAL:
             return
         try:
-            messages = self.key_manager.acquire(ESP, src, dst)
+            messages = self.key_manager.acquire(ESP, src, dst, policy)
         except PfkeyError:
             self._count("XfrmAcquireError")
             return
@@ -375,6 +400,7 @@ class Datapath:
         key = (ESP, dst, int.from_bytes(esp[:4], "big"))
         sa = self._sad.by_key.get(key)
         if sa is None:
+            self._drops.report("XfrmInNoStates", src, key[2], src)  # one line per peer
             return self._drop_in("XfrmInNoStates")
         if sa.state not in USABLE:
             return self._drop_in("XfrmInStateInvalid")
@@ -383,7 +409,7 @@ class Datapath:
             state = self.state_of(sa)
         opened = encap.open_esp(state, esp)
         if isinstance(opened, str):
-            return self._drop_in(opened)
+            return self._esp_dropped(opened, state, src)
         payload, next_header = opened
         self._count_use(state, len(payload), "EspInPackets", "EspInBytes")
         if next_header == IPPROTO_NONE:  # RFC 4303 §2.6: a dummy packet, discarded
@@ -406,6 +432,14 @@ class Datapath:
             if ecn != flow.tos & ip.ECN_MASK:
                 inner = ip.with_ecn(inner, ecn)
         return inner if self._allowed(flow, state) else None
+
+    def _esp_dropped(self, cause: str, state: EspState, src: bytes) -> bytes | None:
+        """Count (and, for what keys, SPIs or sequence numbers explain, log) an ESP packet
+        of ``state``'s SA from ``src`` that §3.4 rejected."""
+        state.drops[cause] += 1  # the SA's own view (espd's status)
+        if cause in LOGGED_ESP_DROPS:
+            self._drops.report(cause, (state.sa.spi, src), state.sa.spi, src)
+        return self._drop_in(COUNTED_AS.get(cause, cause))
 
     def _transport_input(
         self,
@@ -441,6 +475,7 @@ class Datapath:
         if all(request.level == IpsecLevel.USE for request in policy.requests):
             self._count("EspInBypass")
             return packet
+        self._drops.report("EspInPlainRequired", flow[:3], flow.src, flow.dst)
         return self._drop_in("XfrmInTmplMismatch")
 
     def _allowed(self, flow: Flow, state: EspState) -> bool:
@@ -459,6 +494,9 @@ class Datapath:
             verdict = self._in_verdicts[key] = self._verdict(flow, state)
         if verdict:
             self._count(verdict)
+            if verdict in LOGGED_POLICY_DROPS:
+                spi = state.sa.spi
+                self._drops.report(verdict, (flow[:3], spi), flow.src, flow.dst, spi, state.src)
             return False
         return True
 
@@ -524,6 +562,12 @@ class Datapath:
                 self.key_manager.account(sa.satype, sa.dst, sa.spi)
             )  # first use (its timers) or a limit: the key manager fires what is due
             state.update_limits()
+
+    def states(self) -> dict[tuple[int, bytes, int], EspState]:
+        """The state of each SA that has carried a packet, by SA key (some may be of SAs
+        gone: compare ``state.sa`` with the database's). For readers between packets
+        (espd's usage reports and status); not to be changed."""
+        return self._states
 
     def tick(self) -> None:
         """Fire the time limits that are due (call every second or so)."""

@@ -9,6 +9,7 @@ SA record itself, so the key manager's DUMP, GET, EXPIRE and state store see the
 
 import os
 import threading
+from collections import Counter
 
 from cryptoapi import Registry
 from cryptoapi.esp.crypto import EspCrypto, for_sa
@@ -28,9 +29,9 @@ class EspState:
     """One SA as the data path uses it."""
 
     __slots__ = (
-        "address_sum", "crypto", "df_clear", "dport", "dst", "esn", "family", "floor_keys",
-        "iv_salt", "limit_bytes", "limit_packets", "lock", "noecn", "replay", "sa", "seq",
-        "seq_limit", "seq_max", "spi", "sport", "src", "tunnel",
+        "address_sum", "crypto", "df_clear", "dport", "drops", "dst", "esn", "family",
+        "floor_keys", "iv_salt", "limit_bytes", "limit_packets", "lock", "noecn", "replay",
+        "sa", "seq", "seq_limit", "seq_max", "spi", "sport", "src", "tunnel",
     )  # fmt: skip
 
     def __init__(self, registry: Registry, sa: SecurityAssociation, encap_port: int | None) -> None:
@@ -54,6 +55,8 @@ class EspState:
         self.address_sum = address_sum(self.src, self.dst)  # the outer IPv4 checksum's part
         self.sport, self.dport = _encapsulation(sa, encap_port)
         self.limit_bytes = self.limit_packets = NO_LIMIT
+        self.drops: Counter[str] = Counter()
+        """Inbound packets of this SA dropped, by cause (replay, ICV, padding ...)."""
         self.update_limits()
 
     def same_keys(self, sa: SecurityAssociation) -> bool:

@@ -27,6 +27,9 @@ class KeyManagerCore(Protocol):
     """The client whose message is being handled."""
     acquires: Acquires
     allow_unauthenticated: bool
+    keeps_policy_ids: bool
+    """Whether SPDADD/SPDUPDATE keep the ``sadb_x_policy_id`` they carry (a copy of another
+    key manager's SPD, as espd keeps keyd's)."""
     """Whether encryption-only ESP SAs are admitted (unsafe; see ``admit.integrity``)."""
 
     def remove(self, sa: SecurityAssociation) -> None: ...

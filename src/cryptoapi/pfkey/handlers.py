@@ -24,9 +24,10 @@ from cryptoapi.pfkey.wire.constants import (
     SaState,
     SaType,
 )
-from cryptoapi.pfkey.wire.extensions import SpiRange, address_ip, key_at, sa_fields
+from cryptoapi.pfkey.wire.extensions import Lifetime, SpiRange, address_ip, key_at, sa_fields
 from cryptoapi.pfkey.wire.framing import invalid
 from cryptoapi.pfkey.wire.message import Scan, addresses
+from cryptoapi.pfkey.wire.x_extensions import Sa2
 
 ECHO_DROP = frozenset(int(t) for t in (ExtType.SA, ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT))
 """What an ADD or UPDATE reply leaves out of the echoed message (the SA is rebuilt)."""
@@ -214,16 +215,74 @@ def reported_expire(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     sa = _find(km, _lookup_key(scan))
     used = lifetime(scan, ExtType.LIFETIME_CURRENT)
     if used is not None:
-        sa.nbytes = max(sa.nbytes, used.nbytes)
-        sa.allocations = max(sa.allocations, used.allocations)
-        if used.usetime and not sa.used:
-            sa.used = float(used.usetime)
+        _record_usage(km, sa, used)
     hard = lifetime(scan, ExtType.LIFETIME_HARD)
     if hard is not None:
         return km.expire(sa, hard)
     if lifetime(scan, ExtType.LIFETIME_SOFT) is None:
         raise invalid("an EXPIRE needs a hard or soft lifetime")
     return km.soft_expire(sa)
+
+
+def reported_usage(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
+    """An X_USAGE from a client (see ``MsgType.X_USAGE``): a data path in another process
+    (``cryptoapi espd``) says how much an SA has carried, every few seconds while it
+    moves, as ``ip -s xfrm state`` shows the kernel's counters:
+    ``<base, SA, lifetime(C), address(SD)[, sa2]>``.
+
+    Recorded in place, never lowered (a report that is older, or from an espd restarted
+    with fresh counters, cannot undo usage keyd has), and written by the state store's
+    usage writer like the counters of an SA used in-process. The first use starts the SA's
+    use-time lifetimes, as :meth:`~cryptoapi.pfkey.manager.KeyManager.account` does. The
+    reply is the same message with keyd's usage, for the sender only (no broadcast: usage
+    is not a change of the SA). Refused, the SA unchanged: ESRCH for an SA keyd does not
+    have; EINVAL for a LARVAL SA, another source address, a message without its current
+    lifetime or with keys or limits (a report changes usage, nothing else), or a first use
+    in the future.
+    """
+    sa = _find(km, _lookup_key(scan))
+    used = lifetime(scan, ExtType.LIFETIME_CURRENT)
+    _check_report(scan, sa, used, now)
+    assert used is not None  # _check_report refused a report without it
+    _record_usage(km, sa, used)
+    found = scan.decode(ExtType.X_SA2)
+    if isinstance(found, Sa2):
+        sa.sequence = max(sa.sequence, found.sequence)
+    return [replies.usage(sa, scan.seq, scan.pid)]
+
+
+REPORT_REFUSES = tuple(
+    int(t)
+    for t in (ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT, ExtType.LIFETIME_HARD, ExtType.LIFETIME_SOFT)
+)
+"""What a usage report may not carry: it changes usage, never keys or limits."""
+CLOCK_SLACK = 60.0
+"""Seconds a reported first use may lie ahead of keyd's clock (two processes' clocks)."""
+
+
+def _check_report(scan: Scan, sa: SecurityAssociation, used: Lifetime | None, now: float) -> None:
+    """EINVAL for a usage report keyd does not take (see :func:`reported_usage`)."""
+    if sa.state == SaState.LARVAL:
+        raise invalid("a LARVAL SA carries no traffic: no usage to report")
+    src_ext, _, _ = addresses(scan)
+    if address_ip(src_ext) != address_ip(sa.src_ext):
+        raise invalid("a usage report names the SA's source address")
+    if used is None:
+        raise invalid("a usage report needs a current lifetime")
+    if any(exttype in scan.spans for exttype in REPORT_REFUSES):
+        raise invalid("a usage report carries no keys and no hard or soft lifetime")
+    if used.usetime > now + CLOCK_SLACK:
+        raise invalid(f"a usage report's first use ({used.usetime}) is in the future")
+
+
+def _record_usage(km: KeyManagerCore, sa: SecurityAssociation, used: Lifetime) -> None:
+    """Take a data path's reported usage into ``sa``, never lowering it; a first use
+    starts the SA's use-time lifetimes."""
+    sa.nbytes = max(sa.nbytes, used.nbytes)
+    sa.allocations = max(sa.allocations, used.allocations)
+    if used.usetime and not sa.used:
+        sa.used = float(used.usetime)
+        km.timers.first_use(sa)
 
 
 def unsupported(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:

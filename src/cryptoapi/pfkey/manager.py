@@ -42,12 +42,22 @@ from cryptoapi.pfkey.clients import ANONYMOUS, Clients
 from cryptoapi.pfkey.db.acquires import Acquires
 from cryptoapi.pfkey.db.expiry import HARD, LARVAL, SOFT, Timers, over
 from cryptoapi.pfkey.db.sad import AddressLike, SADatabase, SecurityAssociation, sa_key
-from cryptoapi.pfkey.db.spd import SPDatabase
+from cryptoapi.pfkey.db.spd import SecurityPolicy, SPDatabase
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.probe import AlgorithmProbe
-from cryptoapi.pfkey.wire.constants import AF_INET, E_NOT_FOUND, ExtType, MsgType, SaState
+from cryptoapi.pfkey.wire.constants import (
+    AF_INET,
+    E_NOT_FOUND,
+    ExtType,
+    IpsecDir,
+    MsgType,
+    PolicyType,
+    SaState,
+)
 from cryptoapi.pfkey.wire.extensions import Address, Lifetime
+from cryptoapi.pfkey.wire.framing import Extension
 from cryptoapi.pfkey.wire.message import Buffer, Message, Scan, scan_request
+from cryptoapi.pfkey.wire.policy import Policy
 from cryptoapi.pfkey.wire.sockaddr import SockAddr
 
 Handler = Callable[["KeyManager", Scan, float], list[bytes]]
@@ -73,6 +83,7 @@ HANDLERS: dict[int, Handler] = {
     MsgType.DUMP: handlers.dump,
     MsgType.X_PROMISC: promisc.promisc,
     MsgType.EXPIRE: handlers.reported_expire,
+    MsgType.X_USAGE: handlers.reported_usage,
     **spd_handlers.HANDLERS,
 }
 
@@ -109,6 +120,9 @@ class KeyManager:
         self.rng: random.Random = random.SystemRandom() if rng is None else rng
         self.larval_timeout = larval_timeout
         self.allow_unauthenticated = allow_unauthenticated
+        self.keeps_policy_ids = False
+        """Whether SPDADD/SPDUPDATE keep the policy ids they carry: set by a copy of another
+        key manager's SPD (espd's :class:`~cryptoapi.esp.espd.mirror.Mirror`)."""
         """Whether encryption-only ESP SAs are admitted (unsafe; see the class docstring)."""
         self.clients = Clients()
         """Who is connected: what each registered for, which are promiscuous."""
@@ -217,9 +231,20 @@ class KeyManager:
             out += self._fire(HARD, sa)
         return out + self._run_timers(now)
 
-    def acquire(self, satype: int, src: AddressLike, dst: AddressLike) -> list[bytes]:
+    def acquire(
+        self,
+        satype: int,
+        src: AddressLike,
+        dst: AddressLike,
+        policy: SecurityPolicy | None = None,
+    ) -> list[bytes]:
         """Ask the registered key managers for an SA from ``src`` to ``dst`` (what the
         kernel does when outbound traffic needs one, §3.1.6); [] if none listens.
+
+        As Linux's ``pfkey_send_acquire``: ``sadb_msg_seq`` from the acquire sequence, the
+        addresses, then the triggering outbound ``policy`` (type IPSEC, direction out, its
+        id and priority: the key manager looks the id up in its SPD, as racoon's
+        ``pk_recvacquire`` and strongSwan's ``process_acquire`` do), then the proposal.
 
         Raises PfkeyError(EAGAIN) when ``ACQUIRE_MAX`` requests are pending, as Linux's
         ``xfrm_state_find`` answers a packet whose ACQUIRE is in progress.
@@ -231,9 +256,11 @@ class KeyManager:
         destination = _address(ExtType.ADDRESS_DST, dst)
         self.acquires.add(seq, satype, source.encode(), destination.encode(), self.clock())
         self._acquire_seq = seq
-        proposal = listeners.proposal(self, satype)
-        msg = Message(MsgType.ACQUIRE, satype, seq, 0, 0, (source, destination, proposal))
-        return [msg.encode()]
+        exts: list[Extension] = [source, destination]
+        if policy is not None:
+            exts.append(Policy(PolicyType.IPSEC, IpsecDir.OUTBOUND, policy.index, policy.priority))
+        exts.append(listeners.proposal(self, satype))
+        return [Message(MsgType.ACQUIRE, satype, seq, 0, 0, tuple(exts)).encode()]
 
     def stats(self) -> dict[str, int]:
         """Counters: probes, SAs, messages handled, errors returned, expirations."""

@@ -6,7 +6,9 @@
   whatever the SA has, ``_X2KEY`` turning "no limit" into 0); ``sa_replay``
   (FreeBSD's ``sadb_x_sa_replay``) only for a window above 255, which ``sadb_sa_replay``
   cannot hold (it then says 255), so a window Linux could have is sent as Linux sends it;
-- EXPIRE (§3.1.8): ``<base, SA, lifetime(C and one of HS), address(SD)>``, no keys;
+- EXPIRE (§3.1.8): ``<base, SA, lifetime(one of HS, then C), address(SD), sa2, (kept
+  extensions)>``, no keys: Linux's ``key_notify_sa_expire`` (``__pfkey_xfrm_state2msg``
+  with ``hsc`` 2 or 1), whose SA2 gives mode and reqid to key managers that read them;
 - GETSPI (§3.1.1) and DELETE (§3.1.4): ``<base, SA, address(SD)>``;
 - an error (§1.4): the sender's header alone, with ``sadb_msg_errno`` set.
 
@@ -28,6 +30,7 @@ _SA_WORDS = SADB_SA.size // 8
 _LIFETIME_WORDS = SADB_LIFETIME.size // 8
 _SA2_WORDS = SADB_X_SA2.size // 8
 _SA_TYPE = int(ExtType.SA)
+SEQ_MASK = 0xFFFFFFFF
 
 
 def base(type_: int, satype: int, seq: int, pid: int, body: bytes) -> bytes:
@@ -92,8 +95,12 @@ def key_ext(exttype: int, bits: int, key: bytes) -> bytes:
     return SADB_KEY.pack(1 + (len(key) + pad) // 8, exttype, bits, 0) + key + bytes(pad)
 
 
-def sa2_ext(sa: SecurityAssociation) -> bytes:
-    return SADB_X_SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, 0, sa.reqid)
+def sa2_ext(sa: SecurityAssociation, sequence: int | None = None) -> bytes:
+    """``sadb_x_sa2``: mode, reqid and, as KAME's dumps fill it, ``sadb_x_sa2_sequence``
+    (the last sequence number reported for the SA unless ``sequence`` is given; its low
+    32 bits: the field is a u32, Linux leaves it 0)."""
+    number = sa.sequence if sequence is None else sequence
+    return SADB_X_SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, number & SEQ_MASK, sa.reqid)
 
 
 def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool) -> bytes:
@@ -118,9 +125,26 @@ def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool)
 
 
 def expire(sa: SecurityAssociation, which: Lifetime) -> bytes:
-    """The EXPIRE message for ``sa`` reaching its ``which`` (soft or hard) lifetime."""
-    body = sa_ext(sa) + current_ext(sa) + lifetime_ext(which) + sa.src_ext + sa.dst_ext
+    """The EXPIRE message for ``sa`` reaching its ``which`` (soft or hard) lifetime, in
+    the order of Linux's ``__pfkey_xfrm_state2msg``: SA, the lifetime reached, the current
+    one, addresses, SA2 (mode, reqid), then NAT-T and the other kept extensions."""
+    body = (
+        sa_ext(sa)
+        + lifetime_ext(which)
+        + current_ext(sa)
+        + sa.src_ext
+        + sa.dst_ext
+        + sa2_ext(sa)
+        + sa.extra
+    )
     return base(MsgType.EXPIRE, sa.satype, 0, 0, body)
+
+
+def usage(sa: SecurityAssociation, seq: int, pid: int, sequence: int | None = None) -> bytes:
+    """``<base, SA, lifetime(C), address(SD), sa2>``: an SA's usage, as a data path reports
+    it (``sequence``: its last sequence number) and as keyd answers the report."""
+    body = sa_ext(sa) + current_ext(sa) + sa.src_ext + sa.dst_ext + sa2_ext(sa, sequence)
+    return base(MsgType.X_USAGE, sa.satype, seq, pid, body)
 
 
 def brief(sa: SecurityAssociation, type_: int, seq: int, pid: int, state: int) -> bytes:

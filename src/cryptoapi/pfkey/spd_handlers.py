@@ -38,9 +38,12 @@ def _reply(policy: SecurityPolicy, scan: Scan, refcnt: int) -> list[bytes]:
 
 def _new(km: KeyManagerCore, policy: SecurityPolicy) -> SecurityPolicy:
     """An admitted policy as it goes in: its unique requests given reqids, its index 0
-    for the SPD to number."""
+    for the SPD to number (Linux's ``pfkey_spdadd`` ignores ``sadb_x_policy_id``), unless
+    the key manager is a copy of another one (``keeps_policy_ids``: espd's of keyd's),
+    whose ids it keeps, so that an ACQUIRE's policy id means the same on both sides."""
     policy = km.spd.unique_reqids(policy)
-    policy.index = 0
+    if not km.keeps_policy_ids:
+        policy.index = 0
     return policy
 
 

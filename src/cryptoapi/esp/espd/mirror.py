@@ -21,8 +21,9 @@ same keys; its sequence numbers and replay state stay); one whose keys or source
 under the same SPI (keyd deleted and re-added it) is DELETEd and ADDed again.
 
 The rest is applied directly: DELETE and a hard EXPIRE delete the local SA, FLUSH flushes;
-SPDADD/SPDUPDATE become a local SPDUPDATE, SPDDELETE/SPDDELETE2 a local SPDDELETE by
-selector (local policy ids differ from keyd's), SPDFLUSH flushes the local SPD. A soft
+SPDADD/SPDUPDATE become a local SPDUPDATE that keeps keyd's policy id (the local manager
+``keeps_policy_ids``, so ids in ACQUIREs and logs mean the same on both sides),
+SPDDELETE/SPDDELETE2 a local SPDDELETE by selector, SPDFLUSH flushes the local SPD. A soft
 EXPIRE changes nothing here: the local manager runs the same lifetimes itself.
 
 :meth:`Mirror.sync_sad` and :meth:`Mirror.sync_spd` bring the local copy to a dump of keyd
@@ -37,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.explain import message_name, refusal, sa_name
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import E_EXISTS, ExtType, MsgType, SaState, SaType
 from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, Sa
@@ -68,6 +70,7 @@ class Mirror:
         self, key_manager: KeyManager, notify: Callable[[list[bytes]], None] | None = None
     ) -> None:
         self.key_manager = key_manager
+        key_manager.keeps_policy_ids = True  # keyd's ids here too: an ACQUIRE names keyd's
         self.counters: Counter[str] = Counter()
         self._pid = os.getpid()
         self._notify = notify  # where the EXPIREs that fall due meanwhile go (the data path's)
@@ -130,14 +133,17 @@ class Mirror:
             self.counters["sas_unchanged"] += 1
             return True
         add = Message(MsgType.ADD, message.satype, 0, 0, 0, exts)
-        code = self._local(add)
+        code, done = self._local(add), "added"
         if code == E_EXISTS:
-            code = self._local(replace(add, type=MsgType.UPDATE))
+            code, done = self._local(replace(add, type=MsgType.UPDATE)), "updated"
             if code:  # same SPI, other keys or source: a new SA
                 self._local(lookup(MsgType.DELETE, message))
-                code = self._local(add)
+                code, done = self._local(add), "replaced"
         if code:
-            log.warning("the local key manager refused SA %#x: errno %d", sa.spi, code)
+            log.warning("the local key manager refused %s: %s", sa_name(message),
+                        self._why(MsgType.ADD, code))  # fmt: skip
+        else:
+            log.info("SA %s (from the key daemon): %s", done, sa_name(message))
         self.counters["refused" if code else "sas_installed"] += 1
         return not code
 
@@ -161,16 +167,23 @@ class Mirror:
         return fetch
 
     def sync_spd(self, entries: list[bytes]) -> None:
-        """Make the local SPD that of keyd's SPDDUMP ``entries``."""
-        wanted: set[PolicyId] = set()
+        """Make the local SPD that of keyd's SPDDUMP ``entries``, with keyd's policy ids:
+        the local policies keyd does not have, or has under another id (a restarted keyd
+        numbers anew), go first, so that no id keyd uses is taken when its policies come in."""
+        wanted: dict[PolicyId, int] = {}
+        policies = []
         for _, message in self._decoded(entries):
-            if message.errno or message.get(ExtType.X_POLICY, Policy) is None:
+            policy = message.get(ExtType.X_POLICY, Policy)
+            if message.errno or policy is None:
                 continue
-            wanted.add(policy_id(message))
-            self._local(replace(message, type=MsgType.X_SPDUPDATE), "policies_installed")
+            wanted[policy_id(message)] = policy.id
+            policies.append(message)
         for message in self._dump(MsgType.X_SPDDUMP, 0):
-            if policy_id(message) not in wanted:
+            local = message.get(ExtType.X_POLICY, Policy)
+            if local is None or wanted.get(policy_id(message)) != local.id:
                 self._local(replace(message, type=MsgType.X_SPDDELETE), "policies_deleted")
+        for message in policies:
+            self._local(replace(message, type=MsgType.X_SPDUPDATE), "policies_installed")
 
     def _unchanged(self, message: Message, exts: tuple[Extension, ...]) -> bool:
         """Whether the local SA is already this one (lifetimes, keys and all but its
@@ -205,8 +218,10 @@ class Mirror:
         return lookup(MsgType.GET, message)
 
     def _delete(self, message: Message) -> None:
-        if message.get(ExtType.SA, Sa) is not None:
-            self._local(lookup(MsgType.DELETE, message), "sas_deleted")
+        if message.get(ExtType.SA, Sa) is None:
+            return
+        if not self._local(lookup(MsgType.DELETE, message), "sas_deleted"):
+            log.info("SA deleted (as the key daemon says): %s", sa_name(message))
 
     def _dump(self, kind: int, satype: int) -> list[Message]:
         replies = self._ask(Message(kind, satype, 0, self._pid).encode())
@@ -226,10 +241,15 @@ class Mirror:
         replies = self._ask(stamped)
         code = replies[0][2] if replies else 0
         if code and counter:
-            log.info("the local key manager refused %s: errno %d", _name(message.type), code)
+            log.info("the local key manager refused %s: %s", message_name(message.type),
+                     self._why(message.type, code))  # fmt: skip
         elif counter:
             self.counters[counter] += 1
         return code
+
+    def _why(self, kind: int, code: int) -> str:
+        """The refusal in words: the local key manager's own reason."""
+        return refusal(kind, code, self.key_manager.refusal)
 
 
 def _answers(request: bytes, replies: list[bytes]) -> tuple[list[bytes], list[bytes]]:
@@ -283,10 +303,3 @@ def policy_id(message: Message) -> PolicyId:
         dst.encode() if dst else b"",
         ctx.encode() if ctx else b"",
     )
-
-
-def _name(kind: int) -> str:
-    try:
-        return MsgType(kind).name
-    except ValueError:
-        return str(kind)

@@ -61,6 +61,7 @@ class SecurityAssociation:
     allocations: int = 0
     epoch: int = 0  # bumped when its lifetimes change (stale expiry timers compare it)
     soft_expired: bool = False
+    sequence: int = 0  # the last sequence number a data path elsewhere reported (X_USAGE)
 
     @classmethod
     def unfilled(cls) -> "SecurityAssociation":
@@ -76,6 +77,7 @@ class SecurityAssociation:
         sa.allocations = 0
         sa.epoch = 0
         sa.soft_expired = False
+        sa.sequence = 0
         return sa
 
     @property

@@ -292,20 +292,25 @@ class SPDatabase:
         return self.by_selector.get(selector)
 
     def insert(self, policy: SecurityPolicy, *, replacing: SecurityPolicy | None = None) -> None:
-        """Add ``policy`` (numbered now unless it replaces one, whose index it takes)."""
+        """Add ``policy`` with the index it carries if that is free (restored from a store,
+        or copied from another key manager's SPD), else the index of the policy it
+        replaces, else a new one."""
         if replacing is not None:  # the new policy is the newest (__xfrm_policy_link)
-            policy.index = replacing.index
             del self.by_selector[replacing.selector]
             del self.by_index[replacing.index]
-        elif policy.index == 0 or policy.index in self.by_index:
+        if policy.index and policy.index not in self.by_index:
+            self._generator = max(self._generator, (policy.index | 7) + 1)
+        elif replacing is not None:
+            policy.index = replacing.index
+        else:
             policy.index = self._generator | (policy.dir - 1)
             self._generator += 8
-        else:  # restored from a store: keep its index, number new ones after it
-            self._generator = max(self._generator, (policy.index | 7) + 1)
         self.by_index[policy.index] = policy
         self.by_selector[policy.selector] = policy
         self.generation += 1
         if self.journal is not None:  # the newest: stored after every other (and so restored)
+            if replacing is not None and replacing.index != policy.index:
+                self.journal.note(replacing.index)
             self.journal.note_newest(policy.index, replaced=replacing is not None)
 
     def remove(self, policy: SecurityPolicy) -> None:

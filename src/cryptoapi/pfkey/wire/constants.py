@@ -50,9 +50,20 @@ class MsgType(IntEnum):
     X_SPDDELETE2 = 22
     X_NAT_T_NEW_MAPPING = 23
     X_MIGRATE = 24
+    X_USAGE = 32
+    """Not Linux's, nor any BSD's: a data path in another process (``cryptoapi espd``)
+    reports an SA's usage to the key manager that keeps it (``cryptoapi keyd``):
+    ``<base, SA, lifetime(C), address(SD)[, sa2]>``, the current lifetime as Linux's
+    ``pfkey_xfrm_state2msg`` fills it (allocations, bytes, add and first-use time) and
+    ``sadb_x_sa2_sequence`` the SA's last sequence number sent or received (as KAME's
+    dumps carry it). The reply is the same message with the key manager's usage; see
+    ``handlers.reported_usage``. 32 is the first number neither Linux (up to 24,
+    ``SADB_X_MIGRATE``), FreeBSD (24) nor OpenBSD (up to 15) uses, as for
+    :attr:`ExtType.SA_REPLAY`."""
 
 
 SADB_MAX = MsgType.X_MIGRATE
+"""Linux's last message type; above it only :attr:`MsgType.X_USAGE` is a message."""
 
 
 class SaType(IntEnum):

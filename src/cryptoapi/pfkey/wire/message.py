@@ -4,9 +4,10 @@ Decoding follows Linux's ``pfkey_get_base_msg`` and ``parse_exthdrs``, errno for
 
 - fewer than 16 bytes, or ``sadb_msg_len`` (64-bit words) not the number of bytes given:
   EMSGSIZE;
-- version not 2, type 0 or above ``SADB_MAX``: EINVAL; reserved not 0, in a message sent
-  to the key manager (:func:`scan_request`; replies and notifications carry a policy's
-  reference count there, as Linux's ``pfkey_xfrm_policy2msg`` sets it);
+- version not 2, type 0 or above ``SADB_MAX`` (but for keyd's ``X_USAGE``): EINVAL;
+  reserved not 0, in a message sent to the key manager (:func:`scan_request`; replies and
+  notifications carry a policy's reference count there, as Linux's
+  ``pfkey_xfrm_policy2msg`` sets it);
 - an extension shorter than 8 bytes, running past the end, of type 0, repeated (§2.3: "An
   EINVAL will be returned if there are duplicate extensions"), shorter than its structure,
   or with a wrong address or context length: EINVAL;
@@ -32,10 +33,12 @@ from cryptoapi.pfkey.wire.constants import (
     SADB_EXT_MAX,
     SADB_MAX,
     ExtType,
+    MsgType,
 )
 from cryptoapi.pfkey.wire.extensions import Redacted, address_ip
 from cryptoapi.pfkey.wire.framing import ALIGN, EXT_HEADER, Extension, ExtSpec, ext_name, invalid
 
+X_USAGE = int(MsgType.X_USAGE)
 HEADER = struct.Struct("<BBBBHHII")
 HEADER_LEN = HEADER.size  # 16
 Buffer = bytes | bytearray | memoryview
@@ -176,7 +179,7 @@ def _scan(data: Buffer, request: bool) -> Scan:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_version is {version}, not PF_KEY_V2 (2)")
     if reserved and request:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_reserved is {reserved}, not 0")
-    if not 0 < type_ <= SADB_MAX:
+    if not 0 < type_ <= SADB_MAX and type_ != X_USAGE:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_type {type_} is not a message type")
     if words * ALIGN != size:
         raise PfkeyError(E_LENGTH, f"sadb_msg_len says {words * ALIGN} bytes; {size} given")
