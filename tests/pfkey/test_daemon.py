@@ -242,8 +242,8 @@ def test_the_store_brings_back_every_sa_and_policy(km, clock, where):
     store.close()
 
 
-def test_the_store_keeps_every_field_but_the_epoch():
-    assert set(SA_COLUMNS) | {"epoch"} == set(SecurityAssociation.__slots__)
+def test_the_store_keeps_every_field_but_the_epoch_and_the_reported_sequence():
+    assert set(SA_COLUMNS) | {"epoch", "sequence"} == set(SecurityAssociation.__slots__)
 
 
 def test_flushes_are_stored(km, clock, where):

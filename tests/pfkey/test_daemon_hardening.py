@@ -73,7 +73,7 @@ def sockets_of(pid):
 
 def test_accept_failing_with_emfile_keeps_the_daemon_serving(where):
     path = os.path.join(where, "s")
-    daemon = start_keyd(path)
+    daemon = start_keyd(path, "--control", "none")  # its descriptors, counted below
     register = Message(MsgType.REGISTER, SaType.ESP)
     try:
         with PfkeyClient(path, timeout=WAIT) as first:

@@ -18,6 +18,17 @@ restart, kill -9 and power loss included, each SA goes on past its floor (skippi
 65,536 numbers) and never sends an IV twice under a key; the peer's replay window accepts
 it at once. Two espds need two files (a second one on the same file is refused).
 
+Following keyd, espd reports each SA's usage to it (bytes, packets, first use, last
+sequence number) every 2 seconds while it moves, and at exit, so that setkey -D --socket
+shows what the SAs carried, as ip -s xfrm state does for the kernel's.
+
+--control PATH is the status socket (mode 0600, owner only; default the --seq-state file's
+name with .ctl, /var/lib/cryptoapi/espd-TUN.ctl; --control none for none): each connection
+is answered with espd's status as JSON, its counters and each SA's bytes, packets,
+sequence numbers, replay window and drops (cryptoapi espd-status). Log records go to
+standard error, INFO and above unless --log-level says otherwise (under systemd with their
+level, for the journal); SIGTERM ends espd with one line saying what it sent and wrote.
+
 --pcap FILE records every ESP packet sent and received (whole IP packets; for UDP the
 outer IP/UDP header is rebuilt) for Wireshark or tshark. SIGUSR1 prints the counters
 (/proc/net/xfrm_stat layout, then espd's own) to standard output, as does the exit;
@@ -49,11 +60,18 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from cryptoapi._counts import counted
 from cryptoapi.cli.logs import logging_to_stderr
-from cryptoapi.cli.options import add_selftests_option, add_unauthenticated_option
+from cryptoapi.cli.options import (
+    add_control_option,
+    add_log_level_option,
+    add_selftests_option,
+    add_unauthenticated_option,
+)
 from cryptoapi.errors import CryptoError
 
 if TYPE_CHECKING:
+    from cryptoapi.esp import Datapath
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.follower import Follower
     from cryptoapi.esp.espd.notices import Notices
@@ -111,6 +129,8 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--mtu", type=int, default=DEFAULT_MTU, help=f"TUN MTU, 0 to keep (default {DEFAULT_MTU})"
     )
+    add_control_option(parser, default="the --seq-state file's name with .ctl")
+    add_log_level_option(parser)
     add_selftests_option(parser)
     add_unauthenticated_option(parser, where=" (from -f or from keyd)")
     parser.set_defaults(run=run)
@@ -118,7 +138,10 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        with logging_to_stderr("espd", "cryptoapi"), contextlib.ExitStack() as cleanup:
+        with (
+            logging_to_stderr("espd", "cryptoapi", args.log_level),
+            contextlib.ExitStack() as cleanup,
+        ):
             built = _build(args, cleanup)
             if built is None:
                 return 1
@@ -163,11 +186,38 @@ def _floors(args: argparse.Namespace) -> "SequenceFloors":
     """The sequence floor file (see the module docstring), claimed for this espd."""
     from cryptoapi.esp.seqfloor import SequenceFloors
 
-    path = args.seq_state
-    if path is None:
+    if args.seq_state is None:
         os.makedirs(STATE_DIRECTORY, mode=0o700, exist_ok=True)
-        path = os.path.join(STATE_DIRECTORY, f"espd-{args.tun}.seq")
-    return SequenceFloors(path)
+    return SequenceFloors(seq_state_path(args))
+
+
+def seq_state_path(args: argparse.Namespace) -> str:
+    """The sequence floor file: --seq-state, else espd-TUN.seq in the state directory."""
+    return args.seq_state or os.path.join(STATE_DIRECTORY, f"espd-{args.tun}.seq")
+
+
+def _watch_status(
+    args: argparse.Namespace,
+    endpoint: "Endpoint",
+    datapath: "Datapath",
+    follower: "Follower | None",
+) -> None:
+    """Answer ``cryptoapi espd-status`` on the status socket (--control; by default beside
+    the sequence floor file), unless --control none (or it cannot be made: a warning)."""
+    import time
+
+    from cryptoapi.esp.espd.status import espd_status
+    from cryptoapi.pfkey.daemon.control import ControlServer, control_path
+
+    path = args.control or control_path(seq_state_path(args))
+    if path == "none":
+        return
+    started = time.monotonic()
+    control = ControlServer.open(
+        path, lambda: espd_status(endpoint, datapath, started=started, follower=follower)
+    )
+    if control is not None:
+        endpoint.watch(control)
 
 
 def _build(
@@ -180,6 +230,7 @@ def _build(
     from cryptoapi.esp.espd import keyfile
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.notices import Notices
+    from cryptoapi.esp.espd.reports import UsageReports
     from cryptoapi.pfkey.manager import KeyManager
     from cryptoapi.pfkey.wire.constants import SaType
     from cryptoapi.registry.registry import Registry
@@ -204,15 +255,21 @@ def _build(
         notices.forward = follower.report
     floors = _floors(args)
     cleanup.callback(floors.close)
-    datapath = Datapath(key_manager, encap_port=encap, notify=notices, floors=floors)
+    datapath = Datapath(
+        key_manager, encap_port=encap, notify=notices, floors=floors, drops_clear=True
+    )
+    if follower is not None:  # and how much the SAs carried, every few seconds
+        notices.reports = UsageReports(key_manager, datapath.states, follower.connection)
     tun, sockets = _devices(args, cleanup)
     endpoint = Endpoint(
         datapath, tun, sockets, follower=follower, notices=notices, pcap=_pcap(args, cleanup)
     )
+    _watch_status(args, endpoint, datapath, follower)
     where = "raw ESP and " if args.raw_esp else ""
     greeting = (
-        f"espd: ready on {tun.name}, {where}UDP/{args.udp_port}: {len(key_manager.sad)} SAs,"
-        f" {len(key_manager.spd)} policies (pid {os.getpid()})"
+        f"espd: ready on {tun.name}, {where}UDP/{args.udp_port}: "
+        f"{counted(len(key_manager.sad), 'SA')}, "
+        f"{counted(len(key_manager.spd), 'policy', 'policies')} (pid {os.getpid()})"
     )
     return endpoint, greeting
 

@@ -10,7 +10,13 @@ alone: locked while it runs (a second daemon on it exits 1, naming the first's p
 opened through a symbolic link, and refused unless it is a key database of this user that
 others cannot read, or absent (then it is made); keys of deleted SAs are gone from it and
 its WAL before the deletion is acknowledged. SIGTERM or SIGINT stops the daemon and removes
-the socket.
+the socket, with one line saying which signal and what was written.
+
+The status socket (--control PATH, default the socket's name with .ctl: keyd.sock gives
+keyd.ctl; mode 0600, owner only; --control none for none) answers each connection with
+keyd's status as JSON: its SAs by state and their usage, policies, clients and counters
+(cryptoapi keyd-status). Log records go to standard error, INFO and above unless
+--log-level says otherwise; under systemd they carry their level into the journal.
 
 Encryption-only ESP SAs (a cipher with no authentication algorithm: nothing detects a forged
 packet) are refused with EINVAL, as RFC 8221 asks; --allow-unauthenticated-esp admits them,
@@ -22,8 +28,15 @@ import os
 import sys
 from typing import Any
 
+from cryptoapi._counts import counted
 from cryptoapi.cli.logs import logging_to_stderr
-from cryptoapi.cli.options import add_selftests_option, add_unauthenticated_option
+from cryptoapi.cli.options import (
+    add_control_option,
+    add_log_level_option,
+    add_selftests_option,
+    add_unauthenticated_option,
+)
+from cryptoapi.pfkey.daemon.control import control_path
 from cryptoapi.pfkey.daemon.server import KeyDaemon, serve
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.registry.registry import Registry
@@ -44,6 +57,8 @@ def add_parser(commands: Any) -> None:
         default="full",
         help="commit durability: full survives power loss, normal only a crash (default full)",
     )
+    add_control_option(parser, default="the socket's name with .ctl")
+    add_log_level_option(parser)
     add_selftests_option(parser)
     add_unauthenticated_option(parser)
     parser.set_defaults(run=run)
@@ -56,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
     )
 
     def ready(daemon: KeyDaemon, loaded: tuple[int, int]) -> None:
-        restored = f"; {loaded[0]} SAs and {loaded[1]} policies from {args.state}"
+        restored = (
+            f"; {counted(loaded[0], 'SA')} and {counted(loaded[1], 'policy', 'policies')}"
+            f" from {args.state}"
+        )
         print(
             f"keyd: listening on {daemon.path} (pid {os.getpid()})"
             + (restored if args.state else ""),
@@ -64,7 +82,13 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    with logging_to_stderr("keyd", "cryptoapi.pfkey"):
+    control = args.control or control_path(args.socket)
+    with logging_to_stderr("keyd", "cryptoapi.pfkey", args.log_level):
         return serve(
-            args.socket, km=key_manager, state=args.state, synchronous=args.sync, ready=ready
+            args.socket,
+            km=key_manager,
+            state=args.state,
+            synchronous=args.sync,
+            ready=ready,
+            control=None if control == "none" else control,
         )

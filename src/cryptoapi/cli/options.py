@@ -7,6 +7,7 @@ starts, not a traceback or a silent empty run later.
 
 import argparse
 
+from cryptoapi.cli.logs import LEVELS
 from cryptoapi.selftest.manager import Mode
 
 SELFTEST_MODES = tuple(mode.value for mode in Mode)
@@ -80,3 +81,22 @@ def _int(text: str) -> int:
         return int(text, 10)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a decimal integer, not {text!r}") from None
+
+
+def add_log_level_option(parser: argparse.ArgumentParser) -> None:
+    """``--log-level {debug,info,warning,error}`` for a daemon (see ``cli.logs``)."""
+    parser.add_argument(
+        "--log-level",
+        choices=LEVELS,
+        default="info",
+        help="the least severe log records written to standard error (default info)",
+    )
+
+
+def add_control_option(parser: argparse.ArgumentParser, *, default: str) -> None:
+    """``--control PATH``: a daemon's status socket (``cryptoapi.pfkey.daemon.control``)."""
+    parser.add_argument(
+        "--control",
+        metavar="PATH",
+        help=f"the status socket (owner only; default {default}); 'none' for no status socket",
+    )

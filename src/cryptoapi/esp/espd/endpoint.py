@@ -10,7 +10,10 @@ One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
   socket) or ``datapath.input_esp`` (the payload, with the addresses the socket reported);
   the decrypted packet, if any, is written to the TUN.
 - keyd's socket (``--socket``): broadcasts go to the :class:`~.follower.Follower`.
-- the signal pipe: SIGUSR1 prints the counters, SIGTERM and SIGINT stop the loop;
+- the signal pipe: SIGUSR1 prints the counters, SIGTERM and SIGINT stop the loop (one
+  line logged: the signal, what was sent and written);
+- the status socket (``--control``, :meth:`Endpoint.watch`): each connection is answered
+  with espd's status as JSON, never waiting for the client;
 - the clock: once a second ``datapath.tick()`` runs the key manager's lifetimes (their
   EXPIREs go to the data path's ``notify``), and a lost keyd is reconnected when due.
 
@@ -56,6 +59,8 @@ from cryptoapi.esp.espd.notices import Notices
 from cryptoapi.esp.espd.pcap import PcapWriter
 from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received
 from cryptoapi.esp.espd.tun import TunDevice, TunGone
+from cryptoapi.pfkey.daemon.control import ControlServer
+from cryptoapi.pfkey.daemon.status import signal_name
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +121,9 @@ class Endpoint:
         self._wake_w.setblocking(False)
         self._keyd: tuple[int | None, int] = (None, 0)  # (fd, connection number) watched
         self._next_tick = 0.0
+        self.control: ControlServer | None = None
+        self.stopped_by: int | None = None
+        """The signal that stopped the loop (None: :meth:`stop` was called)."""
 
     # -- control -----------------------------------------------------------------------
 
@@ -123,6 +131,11 @@ class Endpoint:
         """End :meth:`run` (from a signal handler or another thread)."""
         self._stopping = True
         self._wake()
+
+    def watch(self, control: ControlServer) -> None:
+        """Answer status queries on ``control`` in this loop; closed with the endpoint."""
+        self.control = control
+        control.register(self._selector)
 
     def request_stats(self) -> None:
         """Print the counters at the next turn of the loop (SIGUSR1)."""
@@ -152,10 +165,24 @@ class Endpoint:
                 signal.signal(sig, handler)
             self.print_stats()
             self.close()
+        log.info("%s", self.farewell())
         return 0
+
+    def farewell(self) -> str:
+        """The last line: the signal that stopped espd, and what it sent and wrote."""
+        said = f"stopping on {signal_name(self.stopped_by)}: counters printed"
+        notices = self.notices
+        if notices is not None and notices.forward is not None:
+            reports = notices.reports.sent if notices.reports is not None else 0
+            said += (
+                f", {reports} usage reports sent to the key daemon"
+                f" ({notices.pending()} notices left unsent)"
+            )
+        return said + ", sequence floors written"
 
     def _signals(self) -> dict[int, Callable[[int, FrameType | None], object] | int | None]:
         def on_stop(signum: int, frame: FrameType | None) -> None:
+            self.stopped_by = signum
             self.stop()
 
         def on_stats(signum: int, frame: FrameType | None) -> None:
@@ -203,6 +230,8 @@ class Endpoint:
             self.follower.retry_if_due()
         if self.notices is not None:  # what the data path said this turn, never waiting
             self.notices.flush()
+        if self.control is not None:
+            self.control.expire()
         self._watch_keyd()
         if self._stats_wanted:
             self._stats_wanted = False
@@ -345,6 +374,8 @@ class Endpoint:
     def close(self) -> None:
         """Close the selector, the sockets, the TUN, the capture and the data path (its
         sequence floors: last, once no packet can be sent)."""
+        if self.control is not None:
+            self.control.close()
         self._selector.close()
         for sock in (self._wake_r, self._wake_w):
             sock.close()
@@ -352,7 +383,7 @@ class Endpoint:
             esp.close()
         self.tun.close()
         if self.notices is not None:
-            self.notices.flush()  # the last notices, if keyd takes them now
+            self.notices.flush(final=True)  # the last notices and usage, if keyd takes them
         if self.follower is not None:
             self.follower.close()
         if self.pcap is not None:

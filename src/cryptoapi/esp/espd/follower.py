@@ -24,6 +24,7 @@ from collections.abc import Callable
 from cryptoapi.esp.espd.mirror import Mirror
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.explain import refusal
 from cryptoapi.pfkey.wire.constants import MsgType, SaType
 from cryptoapi.pfkey.wire.message import Message
 
@@ -78,6 +79,11 @@ class Follower:
         self.connects += 1
         log.info("following the key daemon at %s: %d SAs, %d policies", self.path,
                  len(sas), len(policies))  # fmt: skip
+
+    def connection(self) -> int | None:
+        """The number of the current connection (counted from 1), None while keyd is away:
+        what a reader that keeps something per connection (usage reports) compares."""
+        return self.connects if self.client is not None else None
 
     def pending(self) -> bool:
         """Whether broadcasts are waiting in the client (taken from the socket already)."""
@@ -157,7 +163,8 @@ class Follower:
 def _check(replies: list[bytes], what: str) -> None:
     code = replies[0][2] if replies else errno.EPROTO
     if code:
-        raise PfkeyError(code, f"the key daemon refused {what}")
+        why = refusal(replies[0][1], code) if replies else "no reply"
+        raise PfkeyError(code, f"the key daemon refused {what}: {why}")
 
 
 def _listing(replies: list[bytes], what: str) -> list[bytes]:

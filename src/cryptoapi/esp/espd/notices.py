@@ -13,14 +13,18 @@ Nothing here waits for keyd: the data path hands its messages over and goes on. 
 queued, and sent by :meth:`Notices.flush` (the endpoint calls it every turn of its loop)
 as far as keyd's socket takes them now; a keyd that is not reading keeps them queued, up to
 ``QUEUE`` (the oldest go first past that, counted as ``dropped``), and forwarding never
-stops for it.
+stops for it. Once the queue is empty, the same flush sends the usage reports that are due
+(``reports``, :mod:`.reports`), through the same ``forward``: what happened first, then
+how much was carried.
 """
 
 import logging
 from collections import Counter, deque
 from collections.abc import Callable
 
-from cryptoapi.pfkey.wire.constants import MsgType
+from cryptoapi.esp.espd.reports import UsageReports
+from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.explain import describe_data, message_name
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +41,15 @@ class Notices:
     def __init__(self, forward: Callable[[bytes], bool] | None = None) -> None:
         self.counters: Counter[str] = Counter()
         self.forward = forward
+        self.reports: UsageReports | None = None
+        """The usage reports sent after the queue (with ``--socket``)."""
         self._queue: deque[bytes] = deque()
 
     def __call__(self, messages: list[bytes]) -> None:
         for data in messages:
-            kind = _name(data[1]) if len(data) > 1 else "short"
-            self.counters[kind] += 1
-            log.info("data path notice: %s (%d bytes)", kind, len(data))
+            self.counters[_kind(data)] += 1
+            if log.isEnabledFor(logging.INFO):  # decoded only to be logged
+                log.info("data path notice: %s", _described(data))
             if self.forward is not None:
                 self._enqueue(data)
 
@@ -56,19 +62,31 @@ class Notices:
                             self.counters["dropped"])  # fmt: skip
         self._queue.append(data)
 
-    def flush(self) -> None:
-        """Send what is queued, as far as ``forward`` takes it now (never waiting)."""
+    def flush(self, *, final: bool = False) -> None:
+        """Send what is queued, then the usage reports that are due (every one that moved,
+        if ``final``: at exit), as far as ``forward`` takes them now (never waiting)."""
         queue, forward = self._queue, self.forward
-        while queue and forward is not None and forward(queue[0]):
+        if forward is None:
+            return
+        while queue and forward(queue[0]):
             queue.popleft()
+        if not queue and self.reports is not None:
+            self.reports.send(forward, final=final)
 
     def pending(self) -> int:
         """Messages queued, not yet taken by ``forward``."""
         return len(self._queue)
 
 
-def _name(kind: int) -> str:
+def _described(data: bytes) -> str:
+    """What a notice is about (the SA, soft or hard), decoded with the wire codec; its
+    type and size if it does not decode (the data path's own messages always do)."""
     try:
-        return MsgType(kind).name
-    except ValueError:
-        return str(kind)
+        return describe_data(data)
+    except PfkeyError:
+        return f"{_kind(data)} ({len(data)} bytes, undecodable)"
+
+
+def _kind(data: bytes) -> str:
+    """The message type's name, as the notices are counted."""
+    return message_name(data[1]) if len(data) > 1 else "short"

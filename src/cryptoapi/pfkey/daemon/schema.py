@@ -35,7 +35,8 @@ SA_COLUMNS = (
     "src_ext", "dst_ext", "hard", "soft", "extra", "added", "seq", "used",
     "nbytes", "allocations", "soft_expired",
 )  # fmt: skip
-"""The SecurityAssociation fields kept (all but ``epoch``, which only timers use)."""
+"""The SecurityAssociation fields kept (all but ``epoch``, which only timers use, and
+``sequence``, a data path's last reported sequence number, which its next report restores)."""
 
 _POLICY_COLUMNS = "(id INTEGER NOT NULL UNIQUE, added REAL, message BLOB)"
 

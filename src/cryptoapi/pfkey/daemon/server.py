@@ -48,6 +48,7 @@ import collections
 import contextlib
 import errno
 import itertools
+import logging
 import os
 import selectors
 import signal
@@ -59,9 +60,13 @@ from types import FrameType
 from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.daemon import unixsocket
 from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
+from cryptoapi.pfkey.daemon.control import ControlServer
+from cryptoapi.pfkey.daemon.status import farewell, keyd_status
 from cryptoapi.pfkey.daemon.store import StateStore
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.routing import DumpReply, Event, Notice, Reply
+
+log = logging.getLogger(__name__)
 
 MAX_BATCH = 256
 """Messages read from one client per round before the others get their turn."""
@@ -114,6 +119,14 @@ class KeyDaemon:
         self._buffer = bytearray(MAX_MESSAGE)
         self._selector.register(self.listener, selectors.EVENT_READ, None)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self.control: ControlServer | None = None
+        self.stopped_by: int | None = None
+        """The signal that stopped the daemon (set by :func:`serve`)."""
+
+    def watch(self, control: ControlServer) -> None:
+        """Serve ``control`` (the status socket) in this loop; it is closed with the daemon."""
+        self.control = control
+        control.register(self._selector)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -137,12 +150,16 @@ class KeyDaemon:
                 self._accept()
             elif key.fileobj is self._wake_r:
                 _drain(self._wake_r)
+            elif callable(key.data):  # the status socket's (control.py)
+                key.data()
             else:
                 client = key.data
                 if client.id in self.clients and mask & selectors.EVENT_READ:
                     self._read(client)
         if self._resume_at is not None and time.monotonic() >= self._resume_at:
             self._resume_accepting()
+        if self.control is not None:
+            self.control.expire()
         timers = self.km.timers.heap
         if timers and timers[0][0] <= self.km.clock():
             for notice in self.km.run_timers():
@@ -162,6 +179,8 @@ class KeyDaemon:
             waits.append(self._resume_at - time.monotonic())
         if self.store is not None and (usage := self.store.usage_wait()) is not None:
             waits.append(usage)  # usage counters and DYING states to write (store.py)
+        if self.control is not None and (control := self.control.wait()) is not None:
+            waits.append(control)  # a status answer to end, or accepting to resume
         if not waits:
             return None
         return min(max(min(waits), 0.0), 60.0)
@@ -302,6 +321,8 @@ class KeyDaemon:
         self._closed = True
         for client in list(self.clients.values()):
             self._drop(client)
+        if self.control is not None:
+            self.control.close()
         for sock in (self.listener, self._wake_r, self._wake_w):
             sock.close()
         self._selector.close()
@@ -325,9 +346,12 @@ def serve(
     state: str | os.PathLike[str] | None = None,
     synchronous: str = "FULL",
     ready: Callable[[KeyDaemon, tuple[int, int]], None] | None = None,
+    control: str | None = None,
 ) -> int:
     """Run a key daemon in this (main) thread until SIGTERM or SIGINT; 0 when it stopped
-    cleanly. ``ready`` is called once the socket listens, with the (SAs, policies) loaded."""
+    cleanly, said in one line (:func:`~.status.farewell`). ``ready`` is called once the
+    socket listens, with the (SAs, policies) loaded; ``control`` is the status socket's
+    path (:mod:`.control`), if any."""
     os.umask(0o077)  # every file the daemon makes (state, WAL, socket) is private
     km = KeyManager() if km is None else km
     store = None if state is None else StateStore(state, synchronous=synchronous)
@@ -339,7 +363,11 @@ def serve(
             store.close()
         raise
 
+    if control is not None:
+        _watch_status(daemon, control, state)
+
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        daemon.stopped_by = signum
         daemon.stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -351,4 +379,15 @@ def serve(
         daemon.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    log.info("%s", farewell(daemon, None if state is None else os.fspath(state)))
     return 0
+
+
+def _watch_status(daemon: KeyDaemon, path: str, state: str | os.PathLike[str] | None) -> None:
+    """Serve the status socket at ``path`` in ``daemon``'s loop (or, if it cannot be made,
+    none: a warning)."""
+    started = time.monotonic()
+    shown = None if state is None else os.fspath(state)
+    control = ControlServer.open(path, lambda: keyd_status(daemon, started, shown))
+    if control is not None:
+        daemon.watch(control)

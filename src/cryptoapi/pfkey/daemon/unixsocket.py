@@ -37,16 +37,17 @@ asyncio's ``_accept_connection`` waits 1 s)."""
 ACCEPT_RETRY_MAX = 1.0
 
 
-def clear_stale(path: str) -> None:
-    """Remove a socket file no daemon listens on; EEXIST for a file that is not a socket,
-    EADDRINUSE when a daemon listens there."""
+def clear_stale(path: str, kind: int = socket.SOCK_SEQPACKET) -> None:
+    """Remove a socket file no daemon listens on (a ``kind`` socket: a probe of another
+    kind would find nobody); EEXIST for a file that is not a socket, EADDRINUSE when a
+    daemon listens there."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return
     if not stat.S_ISSOCK(info.st_mode):
         raise PfkeyError(errno.EEXIST, f"{path} exists and is not a socket")
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    probe = socket.socket(socket.AF_UNIX, kind)
     try:
         probe.connect(path)
     except OSError:
@@ -57,10 +58,13 @@ def clear_stale(path: str) -> None:
         probe.close()
 
 
-def listen(path: str, backlog: int = 64) -> tuple[socket.socket, Identity]:
-    """A non-blocking listening socket at ``path`` (mode 0600) and the file's identity."""
-    clear_stale(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def listen(
+    path: str, backlog: int = 64, *, kind: int = socket.SOCK_SEQPACKET
+) -> tuple[socket.socket, Identity]:
+    """A non-blocking listening socket of ``kind`` at ``path`` (mode 0600) and the file's
+    identity (a daemon's status socket is a stream: :mod:`.control`)."""
+    clear_stale(path, kind)
+    sock = socket.socket(socket.AF_UNIX, kind)
     old = os.umask(0o177)
     try:
         sock.bind(path)

@@ -132,7 +132,12 @@ def sa_dict(msg: Message, *, show_keys: bool = False) -> dict[str, Any]:
     ):
         life = msg.get(exttype, Lifetime)
         if life is not None:
-            out[label] = {"bytes": life.nbytes, "addtime": life.addtime, "usetime": life.usetime}
+            out[label] = {
+                "bytes": life.nbytes,
+                "allocations": life.allocations,
+                "addtime": life.addtime,
+                "usetime": life.usetime,
+            }
     return out
 
 
