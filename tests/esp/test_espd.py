@@ -29,8 +29,8 @@ import pytest
 from cryptoapi.esp.espd.sockets import EspSocket, Received
 from cryptoapi.pfkey import ExtType, Lifetime, Message, MsgType, PfkeyError, Sa, SaType, decode
 from cryptoapi.pfkey.daemon.client import PfkeyClient
-from cryptoapi.pfkey.setkey import DaemonTransport, apply, parse
 from tests.esp import netns
+from tests.esp.keyd import keyd, listening, setkey
 from tests.esp.netns import Espd, Host, classify, espd_command, read_pcap, transfer_bytes
 
 REASON = netns.unavailable()
@@ -273,27 +273,6 @@ def _by_process(sent: list[bytes]) -> list[list[int]]:
         assert esp[12:16] == esp[4:8], "the IV's low half is not the sequence number"
         runs.setdefault(esp[8:12], []).append(seq)
     return list(runs.values())
-
-
-def keyd(host: Host, name: str) -> tuple[subprocess.Popen[str], str]:
-    """``cryptoapi keyd`` started in ``host``'s namespace, its state in a file beside its
-    socket: (process, socket path)."""
-    path, state = str(host.work / f"{name}.sock"), str(host.work / f"{name}.db")
-    command = (sys.executable, "-m", "cryptoapi", "keyd", "--socket", path, "--state", state)
-    return host.ns.start(*command), path
-
-
-def listening(process: subprocess.Popen[str]) -> None:
-    assert process.stderr is not None
-    netns.wait_for_line(process.stderr.fileno(), "keyd: listening")
-
-
-def setkey(path: str, text: str) -> None:
-    """Load setkey statements into the key daemon at ``path`` (as ``cryptoapi setkey -f
-    FILE --socket PATH`` does; a Unix socket is reached from any namespace)."""
-    with PfkeyClient(path, timeout=netns.WAIT) as client:
-        outcomes = apply(parse(text), DaemonTransport(client))
-    assert not [line for o in outcomes for line in o.describe_errors()]
 
 
 @needs_netns

@@ -27,10 +27,12 @@ class KeyManagerCore(Protocol):
     """The client whose message is being handled."""
     acquires: Acquires
     allow_unauthenticated: bool
+    """Whether encryption-only ESP SAs are admitted (unsafe; see ``admit.integrity``)."""
     keeps_policy_ids: bool
     """Whether SPDADD/SPDUPDATE keep the ``sadb_x_policy_id`` they carry (a copy of another
     key manager's SPD, as espd keeps keyd's)."""
-    """Whether encryption-only ESP SAs are admitted (unsafe; see ``admit.integrity``)."""
+    larval_timeout: float
+    """Seconds a LARVAL SA from GETSPI waits for its UPDATE."""
 
     def remove(self, sa: SecurityAssociation) -> None: ...
     def larval(self, sa: SecurityAssociation) -> None: ...

@@ -2,6 +2,9 @@
 
 Each handler validates the whole message before it changes anything, so a refused message
 leaves the database exactly as it was; it returns the replies, the one to the sender first.
+A reply is the SA as it is now, built as Linux's handlers build theirs
+(:func:`~cryptoapi.pfkey.replies.full`, without keys; GET: with them); FLUSH's is the
+header alone (``key_notify_sa_flush``).
 """
 
 import errno
@@ -29,8 +32,6 @@ from cryptoapi.pfkey.wire.framing import invalid
 from cryptoapi.pfkey.wire.message import Scan, addresses
 from cryptoapi.pfkey.wire.x_extensions import Sa2
 
-ECHO_DROP = frozenset(int(t) for t in (ExtType.SA, ExtType.KEY_AUTH, ExtType.KEY_ENCRYPT))
-"""What an ADD or UPDATE reply leaves out of the echoed message (the SA is rebuilt)."""
 RANDOM_TRIES = 16
 
 
@@ -73,7 +74,8 @@ def getspi(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     )  # fmt: skip
     km.sad.add(sa)
     km.larval(sa)
-    return [replies.brief(sa, MsgType.GETSPI, scan.seq, scan.pid, SaState.LARVAL)]
+    waits = Lifetime(ExtType.LIFETIME_HARD, addtime=int(km.larval_timeout))  # XFRM_ACQ_EXPIRES
+    return [replies.full(sa, MsgType.GETSPI, scan.seq, scan.pid, keys=False, hard=waits)]
 
 
 def _free_spi(km: KeyManagerCore, satype: int, dst: bytes, low: int, high: int) -> int:
@@ -104,7 +106,7 @@ def add(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     km.sad.add(sa)
     if sa.hard is not None or sa.soft is not None:
         km.timers.added(sa)
-    return [replies.echo(scan, sa, ECHO_DROP)]
+    return [replies.full(sa, MsgType.ADD, scan.seq, scan.pid, keys=False)]
 
 
 def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
@@ -132,7 +134,7 @@ def update(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     km.timers.added(new)
     if new.used:
         km.timers.first_use(new)
-    return [replies.echo(scan, new, ECHO_DROP)]
+    return [replies.full(new, MsgType.UPDATE, scan.seq, scan.pid, keys=False)]
 
 
 def _relifed(km: KeyManagerCore, old: SecurityAssociation, scan: Scan) -> SecurityAssociation:
@@ -159,7 +161,7 @@ def delete(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     """§3.1.4: remove the SA; ESRCH if there is none."""
     sa = _find(km, _lookup_key(scan))
     km.remove(sa)
-    return [replies.brief(sa, MsgType.DELETE, scan.seq, scan.pid, SaState.DEAD)]
+    return [replies.full(sa, MsgType.DELETE, scan.seq, scan.pid, keys=False, state=SaState.DYING)]
 
 
 def get(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:

@@ -120,10 +120,10 @@ class KeyManager:
         self.rng: random.Random = random.SystemRandom() if rng is None else rng
         self.larval_timeout = larval_timeout
         self.allow_unauthenticated = allow_unauthenticated
+        """Whether encryption-only ESP SAs are admitted (unsafe; see the class docstring)."""
         self.keeps_policy_ids = False
         """Whether SPDADD/SPDUPDATE keep the policy ids they carry: set by a copy of another
         key manager's SPD (espd's :class:`~cryptoapi.esp.espd.mirror.Mirror`)."""
-        """Whether encryption-only ESP SAs are admitted (unsafe; see the class docstring)."""
         self.clients = Clients()
         """Who is connected: what each registered for, which are promiscuous."""
         self.sender = ANONYMOUS

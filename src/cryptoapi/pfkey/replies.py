@@ -1,27 +1,41 @@
 """The messages the key manager sends, built from SA records (RFC 2367 §3.1).
 
-- GET and DUMP (§3.1.5, §3.1.10): ``<base, SA, lifetime(HSC), address(SD), (key(AE),)
-  sa2, (sa_replay,) (kept extensions)>``, keys included; the hard and soft lifetimes are
-  always there, all zero when the SA has none (Linux ``pfkey_xfrm_state2msg`` sends both
-  whatever the SA has, ``_X2KEY`` turning "no limit" into 0); ``sa_replay``
-  (FreeBSD's ``sadb_x_sa_replay``) only for a window above 255, which ``sadb_sa_replay``
-  cannot hold (it then says 255), so a window Linux could have is sent as Linux sends it;
+- the state message (:func:`full`), as Linux's ``pfkey_xfrm_state2msg`` builds it:
+  ``<base, SA, lifetime(HSC), address(SD), (key(AE),) sa2, (sa_replay,) (kept
+  extensions)>``; the hard and soft lifetimes are always there, all zero when the SA has
+  none (``_X2KEY`` turns "no limit" into 0); ``sa_replay`` (FreeBSD's
+  ``sadb_x_sa_replay``) only for a window above 255, which ``sadb_sa_replay`` cannot hold
+  (it then says 255), so a window Linux could have is sent as Linux sends it. GET and DUMP
+  (§3.1.5, §3.1.10) carry the keys; the reply to GETSPI (Linux ``pfkey_getspi``: a LARVAL
+  SA whose hard lifetime is the time it waits for its UPDATE) and the ADD, UPDATE and
+  DELETE notifications (``key_notify_sa``) do not: Linux broadcasts the keys to every
+  PF_KEY socket, keyd to none (RFC 2367 §3.1.2-3: "minus keys"). A DELETE shows the SA
+  DYING, as Linux's does (``__xfrm_state_delete`` leaves it ``XFRM_STATE_DEAD``, which the
+  builder shows as ``SADB_SASTATE_DYING``);
 - EXPIRE (§3.1.8): ``<base, SA, lifetime(one of HS, then C), address(SD), sa2, (kept
-  extensions)>``, no keys: Linux's ``key_notify_sa_expire`` (``__pfkey_xfrm_state2msg``
-  with ``hsc`` 2 or 1), whose SA2 gives mode and reqid to key managers that read them;
-- GETSPI (§3.1.1) and DELETE (§3.1.4): ``<base, SA, address(SD)>``;
+  extensions)>``, no keys, the SA DYING: Linux's ``key_notify_sa_expire``
+  (``__pfkey_xfrm_state2msg`` with ``hsc`` 2 or 1), whose SA2 gives mode and reqid to key
+  managers that read them;
 - an error (§1.4): the sender's header alone, with ``sadb_msg_errno`` set.
 
-Addresses and kept extensions are the validated bytes the SA was created from. The messages
-of a DUMP are a :class:`Dump`, each built when it is taken.
+Addresses and kept extensions are the validated bytes the SA was created from (Linux
+rebuilds the addresses: protocol 0, the full prefix, port 0; setkey and racoon send them so,
+save the protocol, which setkey sends as 255). The messages of a DUMP are a :class:`Dump`,
+each built when it is taken.
 """
 
 from collections.abc import Callable, Sequence
 
 from cryptoapi.pfkey.db.sad import SecurityAssociation
-from cryptoapi.pfkey.wire.constants import PF_KEY_V2, SADB_SA_REPLAY_MAX, ExtType, MsgType
+from cryptoapi.pfkey.wire.constants import (
+    PF_KEY_V2,
+    SADB_SA_REPLAY_MAX,
+    ExtType,
+    MsgType,
+    SaState,
+)
 from cryptoapi.pfkey.wire.extensions import SADB_KEY, SADB_LIFETIME, SADB_SA, Lifetime
-from cryptoapi.pfkey.wire.message import HEADER, Scan
+from cryptoapi.pfkey.wire.message import HEADER
 from cryptoapi.pfkey.wire.x_extensions import SADB_X_SA2, SaReplay
 
 # packed directly (not through the extension classes): these are the per-SA paths of GET
@@ -103,11 +117,22 @@ def sa2_ext(sa: SecurityAssociation, sequence: int | None = None) -> bytes:
     return SADB_X_SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, number & SEQ_MASK, sa.reqid)
 
 
-def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool) -> bytes:
-    """The whole SA (GET, DUMP): lifetimes, addresses, keys if ``keys``, sa2, the rest."""
+def full(
+    sa: SecurityAssociation,
+    type_: int,
+    seq: int,
+    pid: int,
+    *,
+    keys: bool,
+    state: int | None = None,
+    hard: Lifetime | None = None,
+) -> bytes:
+    """The whole SA (``pfkey_xfrm_state2msg``): lifetimes, addresses, keys if ``keys``,
+    sa2, the rest; ``state`` and ``hard`` in place of the SA's own if given."""
+    hard = sa.hard if hard is None else hard
     parts = [
-        sa_ext(sa),
-        _NO_HARD if sa.hard is None else lifetime_ext(sa.hard),
+        sa_ext(sa, state),
+        _NO_HARD if hard is None else lifetime_ext(hard),
         _NO_SOFT if sa.soft is None else lifetime_ext(sa.soft),
         current_ext(sa),
         sa.src_ext,
@@ -126,10 +151,11 @@ def full(sa: SecurityAssociation, type_: int, seq: int, pid: int, *, keys: bool)
 
 def expire(sa: SecurityAssociation, which: Lifetime) -> bytes:
     """The EXPIRE message for ``sa`` reaching its ``which`` (soft or hard) lifetime, in
-    the order of Linux's ``__pfkey_xfrm_state2msg``: SA, the lifetime reached, the current
-    one, addresses, SA2 (mode, reqid), then NAT-T and the other kept extensions."""
+    the order of Linux's ``__pfkey_xfrm_state2msg``: SA (DYING, soft or hard: Linux's
+    state is dying or dead, and it shows both so), the lifetime reached, the current one,
+    addresses, SA2 (mode, reqid), then NAT-T and the other kept extensions."""
     body = (
-        sa_ext(sa)
+        sa_ext(sa, SaState.DYING)
         + lifetime_ext(which)
         + current_ext(sa)
         + sa.src_ext
@@ -145,26 +171,6 @@ def usage(sa: SecurityAssociation, seq: int, pid: int, sequence: int | None = No
     it (``sequence``: its last sequence number) and as keyd answers the report."""
     body = sa_ext(sa) + current_ext(sa) + sa.src_ext + sa.dst_ext + sa2_ext(sa, sequence)
     return base(MsgType.X_USAGE, sa.satype, seq, pid, body)
-
-
-def brief(sa: SecurityAssociation, type_: int, seq: int, pid: int, state: int) -> bytes:
-    """``<base, SA, address(SD)>``: the reply to GETSPI and DELETE."""
-    body = sa_ext(sa, state) + sa.src_ext + sa.dst_ext
-    return base(type_, sa.satype, seq, pid, body)
-
-
-def echo(scan: Scan, sa: SecurityAssociation, drop: frozenset[int]) -> bytes:
-    """The sender's message back (UPDATE, ADD: §3.1.2-3), its SA extension showing the
-    SA's state and without the extension types in ``drop`` (the keys; SA is always
-    replaced)."""
-    data = scan.data
-    parts = [sa_ext(sa)]
-    for exttype, (start, end) in scan.spans.items():  # a loop: 0.3 us less than a
-        if exttype not in drop:  # comprehension, a function of its own before 3.12
-            parts.append(data[start:end])
-    body = b"".join(parts)
-    size = 2 + len(body) // 8
-    return HEADER.pack(PF_KEY_V2, scan.type, 0, scan.satype, size, 0, scan.seq, scan.pid) + body
 
 
 class Dump:
