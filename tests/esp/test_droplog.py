@@ -67,8 +67,12 @@ def test_a_spray_of_keys_gets_burst_lines_per_cause_not_one_per_packet(caplog):
         "unknown SPI 0x0 from 198.51.100.2: no SA here for it (SPIs differ, or it was deleted?)"
     )
     assert log.report("XfrmInStateProtoError", 1, 1, b"\xc6\x33\x64\x02")  # another cause
+    for spi in range(50, 100_000):  # a spray held back by the burst adds no table entry
+        log.report("XfrmInNoStates", spi, spi, b"\xc6\x33\x64\x02")
+    assert len(log._held) + len(log._due) <= 2 * BURST + 1
     clock.now += 10.0
     assert log.report("XfrmInNoStates", 99, 99, b"\xc6\x33\x64\x02")  # a new interval
+    assert lines(caplog)[-1].endswith("(99990 more of this kind for other SAs or peers)")
 
 
 def test_the_table_of_keys_stays_bounded(monkeypatch):

@@ -68,6 +68,7 @@ class DropLog:
         self.interval = interval
         self._due: dict[tuple[str, Hashable], float] = {}
         self._held: dict[tuple[str, Hashable], int] = {}
+        self._spilled: dict[str, int] = {}  # held back by the cause's BURST
         self._windows: dict[str, tuple[float, int]] = {}
 
     def report(self, cause: str, key: Hashable, *details: object) -> bool:
@@ -75,13 +76,16 @@ class DropLog:
         for them, or ``BURST`` for the cause, went out within ``interval``."""
         now = self.clock()
         slot = (cause, key)
-        if now < self._due.get(slot, now) or not self._burst_allows(cause, now):
+        if now < self._due.get(slot, now):  # a slot with a line: bounded by SLOTS
             self._held[slot] = self._held.get(slot, 0) + 1
+            return False
+        if not self._burst_allows(cause, now):  # counted per cause: a spray of SPIs or
+            self._spilled[cause] = self._spilled.get(cause, 0) + 1  # peers adds no entry
             return False
         if len(self._due) >= SLOTS:
             self._forget(now)
         self._due[slot] = now + self.interval
-        log.warning("%s%s", WORDS[cause].format(*map(shown, details)), self._held_text(slot))
+        log.warning("%s%s", WORDS[cause].format(*map(shown, details)), self._held_text(slot, cause))
         return True
 
     def _burst_allows(self, cause: str, now: float) -> bool:
@@ -94,9 +98,13 @@ class DropLog:
         self._windows[cause] = (start, lines + 1)
         return True
 
-    def _held_text(self, slot: tuple[str, Hashable]) -> str:
+    def _held_text(self, slot: tuple[str, Hashable], cause: str) -> str:
         held = self._held.pop(slot, 0)
-        return f" ({held} more since the last such line)" if held else ""
+        spilled = self._spilled.pop(cause, 0)
+        parts = [f"{held} more since the last such line"] if held else []
+        if spilled:
+            parts.append(f"{spilled} more of this kind for other SAs or peers")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def _forget(self, now: float) -> None:
         """Keep the table bounded: the pairs whose interval is over go (all, if none is)."""
