@@ -15,7 +15,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-from cryptoapi.cli import boot, espd, fuzz, kdf, keyd, listing, rng, selftest, setkey, status
+from cryptoapi.cli import (
+    boot,
+    espd,
+    fuzz,
+    kdf,
+    keyd,
+    listing,
+    pfkey_exec,
+    rng,
+    selftest,
+    setkey,
+    status,
+)
 from cryptoapi.errors import CryptoError
 
 DESCRIPTION = """\
@@ -61,7 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (listing, selftest, boot, fuzz, kdf, rng, keyd, setkey, espd, status):
+    for command in (
+        listing,
+        selftest,
+        boot,
+        fuzz,
+        kdf,
+        rng,
+        keyd,
+        setkey,
+        espd,
+        pfkey_exec,
+        status,
+    ):
         command.add_parser(commands)
     return parser
 
