@@ -29,8 +29,15 @@ from cryptoapi import Registry
 from cryptoapi.errors import BadMessage
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.transforms.aead import EspAead, Native
 
 CBC_PREFIX = "cbc("  # cbc(aes), cbc(des3_ede), cbc(camellia), ...: random IVs
+ESP_HEADER = 8  # RFC 4303 §2: SPI (4) || sequence number (4)
+PAD = bytes(range(1, 256))  # §2.4: the padding bytes are 1, 2, 3, ...
+BAD_PADDING = "EspInBadPadding"
+"""Why a packet whose ICV verified was dropped: its padding is not §2.4's. (The framing
+constants live here, under both framings, :mod:`~cryptoapi.esp.encap` and
+:mod:`~cryptoapi.esp.fastpath`.)"""
 
 Seal = Callable[[bytes, bytes, bytes], bytes]
 """(IV, plaintext, assoc) -> ciphertext || ICV. ``assoc`` is the AEAD AAD: the ESP header
@@ -40,15 +47,25 @@ Open = Callable[[bytes, bytes, bytes], bytes]
 
 
 class EspCrypto:
-    """The seal/open functions of one SA and the sizes ESP framing needs."""
+    """The seal/open functions of one SA and the sizes ESP framing needs; ``native``, the
+    combined-mode transform's own native calls (see :meth:`EspAead.esp_native`), or None."""
 
-    __slots__ = ("align", "counter_iv", "icvlen", "ivlen", "open", "seal")
+    __slots__ = ("align", "counter_iv", "icvlen", "ivlen", "native", "open", "seal")
 
     def __init__(
-        self, seal: Seal, open: Open, *, ivlen: int, icvlen: int, align: int, counter_iv: bool
+        self,
+        seal: Seal,
+        open: Open,
+        *,
+        ivlen: int,
+        icvlen: int,
+        align: int,
+        counter_iv: bool,
+        native: Native | None = None,
     ) -> None:
         self.seal = seal
         self.open = open
+        self.native = native
         self.ivlen = ivlen
         self.icvlen = icvlen
         self.align = align  # the payload, padded, is a multiple of this (RFC 4303 §2.4)
@@ -72,9 +89,12 @@ def _combined(registry: Registry, spec: AlgSpec, key: bytes) -> EspCrypto:
     aead.setkey(key)
     aead.setauthsize(spec.icv)
     # the transform's own methods: no wrapper between a packet and its transform
+    native = aead.esp_native() if isinstance(aead, EspAead) else None
     return EspCrypto(
-        aead.encrypt, aead.decrypt, ivlen=spec.ivlen, icvlen=spec.icv, align=4, counter_iv=True
-    )  # GMAC encrypts nothing, so it too needs only 4-byte alignment (RFC 4543 §3.2)
+        aead.encrypt, aead.decrypt, ivlen=spec.ivlen, icvlen=spec.icv, align=4, counter_iv=True,
+        native=native,
+    )  # fmt: skip
+    # (GMAC encrypts nothing, so it too needs only 4-byte alignment: RFC 4543 §3.2)
 
 
 def _encrypt_then_mac(

@@ -52,9 +52,18 @@ import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
-from cryptoapi.esp import encap, ip
+from cryptoapi.esp import encap, fastpath, ip
 from cryptoapi.esp.droplog import DropLog
-from cryptoapi.esp.ip import AF_INET, IPPROTO_ESP, IPPROTO_NONE, IPPROTO_UDP, Flow
+from cryptoapi.esp.fastpath import FastSa
+from cryptoapi.esp.ip import (
+    AF_INET,
+    IPPROTO_ESP,
+    IPPROTO_IPIP,
+    IPPROTO_IPV6,
+    IPPROTO_NONE,
+    IPPROTO_UDP,
+    Flow,
+)
 from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup, endpoints, sa_mode, select_sa
 from cryptoapi.esp.seqfloor import SequenceFloors, fingerprint
 from cryptoapi.esp.state import EspState
@@ -115,6 +124,7 @@ class _Plan(NamedTuple):
     policy: SecurityPolicy | None
 
 
+_new_outbound = tuple.__new__  # an Outbound without NamedTuple's Python-level __new__
 _BYPASS = _Plan(PolicyType.NONE, None, None, None)
 _NO_POLICY = _Plan(PolicyType.NONE, None, None, None)  # as _BYPASS, but logged: told apart by id
 _DISCARD = _Plan(PolicyType.DISCARD, None, None, None)
@@ -130,6 +140,8 @@ class Datapath:
     ``floors`` keeps each SA's sequence numbers across restarts (see the module doc).
     ``drops_clear``: the caller of :meth:`output_esp` drops what no policy covers rather
     than send it in clear (espd does); only the words of the log line depend on it.
+    ``fast``: False takes every packet through the readable path, the reference that the
+    per-SA fast path (:mod:`~cryptoapi.esp.fastpath`) is tested against.
     """
 
     def __init__(
@@ -140,8 +152,10 @@ class Datapath:
         notify: Notify | None = None,
         floors: SequenceFloors | None = None,
         drops_clear: bool = False,
+        fast: bool = True,
     ) -> None:
         self.key_manager = key_manager
+        self.fast = fast
         self.floors = floors
         self.encap_port = encap_port
         self._notify = notify
@@ -164,6 +178,8 @@ class Datapath:
 
     def output(self, packet: bytes) -> list[bytes]:
         """The packets to send for one outbound plaintext packet (see the module doc)."""
+        if self.fast and (fast_sealed := self._fast_sealed(packet, outer=True)) is not None:
+            return [fast_sealed[1]]
         sealed = self._sealed(packet)
         if isinstance(sealed, list):
             return sealed
@@ -174,6 +190,9 @@ class Datapath:
 
     def output_esp(self, packet: bytes) -> list[Outbound]:
         """As :meth:`output`, without the outer IP and UDP headers (see :class:`Outbound`)."""
+        if self.fast and (fast_sealed := self._fast_sealed(packet, outer=False)) is not None:
+            fast, esp = fast_sealed
+            return [_new_outbound(Outbound, (*fast.outbound, esp))]
         sealed = self._sealed(packet)
         if isinstance(sealed, list):  # sent as it is, if at all (the flow is the packet's own)
             return [Outbound(f.family, f.src, f.dst, -1, -1, p)
@@ -198,6 +217,38 @@ class Datapath:
         if esp is None:
             return []
         return flow, plan.state, esp
+
+    def _fast_sealed(self, packet: bytes, *, outer: bool) -> tuple[FastSa, bytes] | None:
+        """The ESP packet for ``packet`` by its SA's fast path, in its outer header if
+        ``outer``; or None, with nothing done, for the readable path to take: a flow not
+        planned yet (or since a SAD/SPD change), an SA without a fast path, not usable, not
+        used yet (its timers start) or with no room under its floor. Flat on purpose: the
+        plan lookup and the sequence number are :meth:`_plan`'s and :meth:`_protect`'s
+        common case inline (a frame each per packet otherwise)."""
+        flow = ip.flow(packet)
+        if (
+            flow is None
+            or self._sad.generation != self._generations[0]
+            or self._spd.generation != self._generations[1]
+        ):
+            return None
+        plan = self._plans.get(flow[:6])
+        state = None if plan is None else plan.state
+        if state is None or (fast := state.fast) is None or (outer and not fast.ipv4):
+            return None
+        if state.sa.state not in USABLE or not state.sa.used:
+            return None
+        with state.lock:  # as in _protect; the floor moves on the readable path
+            seq = state.seq + 1
+            if seq > state.seq_limit:
+                return None
+            state.seq = seq
+        ident = -1
+        if outer:
+            ident = self._ident = self._ident + 1
+        esp = fastpath.seal(fast, seq, state.iv_salt, packet, flow, ident=ident)
+        self._count_use(state, len(packet), "EspOutPackets", "EspOutBytes")
+        return fast, esp
 
     def _plan(self, flow: Flow) -> _Plan:
         if (
@@ -407,7 +458,11 @@ class Datapath:
         state = self._states.get(key)
         if state is None or state.sa is not sa:
             state = self.state_of(sa)
-        opened = encap.open_esp(state, esp)
+        fast = state.fast if self.fast else None
+        if fast is None:
+            opened = encap.open_esp(state, esp)
+        else:  # the same checks in the same order, with what the SA repeats made once
+            opened = fastpath.open_esp(fast, state.replay, esp)
         if isinstance(opened, str):
             return self._esp_dropped(opened, state, src)
         payload, next_header = opened
@@ -416,8 +471,26 @@ class Datapath:
             self._count("EspInDummy")
             return None
         if state.tunnel:
+            if fast is not None and self._fast_allowed(payload, next_header, tos, state):
+                return payload
             return self._decapsulated(state, payload, next_header, tos)
         return self._transport_input(state, payload, next_header, src=src, dst=dst, header=header)
+
+    def _fast_allowed(self, inner: bytes, next_header: int, tos: int, state: EspState) -> bool:
+        """Whether a decapsulated packet goes through as it is: its next header matches,
+        the outer ECN is Not-ECT (RFC 6040 §4.2: nothing to change) and the SPD's verdict
+        for its flow and SA is cached as allowed. False says only "not this way", with
+        nothing done: :meth:`_decapsulated` then decides. (:meth:`_decapsulated` and
+        :meth:`_allowed`'s common case in one frame.)"""
+        flow = ip.flow(inner)
+        return (
+            flow is not None
+            and not tos & ip.ECN_MASK
+            and next_header == (IPPROTO_IPIP if flow.family == AF_INET else IPPROTO_IPV6)
+            and self._sad.generation == self._generations[0]
+            and self._spd.generation == self._generations[1]
+            and self._in_verdicts.get((flow[:6], id(state))) == ""
+        )
 
     def _decapsulated(
         self, state: EspState, inner: bytes, next_header: int, tos: int

@@ -19,14 +19,12 @@ is broken, not its keys), never an exception and never any plaintext.
 import struct
 
 from cryptoapi.errors import CryptoError
+from cryptoapi.esp.crypto import BAD_PADDING, ESP_HEADER, PAD
 from cryptoapi.esp.state import EspState
 
-ESP_HEADER = 8
+__all__ = ["BAD_PADDING", "ESP_HEADER", "PAD", "open_esp", "seal"]
 _HEADER = struct.Struct(">4sI").pack  # SPI, low 32 bits of the sequence number
 _ESN_AAD = struct.Struct(">4sII").pack  # SPI, high and low bits: the AAD with ESN
-PAD = bytes(range(1, 256))  # §2.4: the padding bytes are 1, 2, 3, ...
-BAD_PADDING = "EspInBadPadding"
-"""Why a packet whose ICV verified was dropped: its padding is not §2.4's."""
 _TRAILERS: dict[int, bytes] = {}
 """The padding and trailer by pad length << 8 | next header, made on first use."""
 

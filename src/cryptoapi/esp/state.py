@@ -13,6 +13,7 @@ from collections import Counter
 
 from cryptoapi import Registry
 from cryptoapi.esp.crypto import EspCrypto, for_sa
+from cryptoapi.esp.fastpath import FastSa, serves
 from cryptoapi.esp.ip import address_sum
 from cryptoapi.esp.replay import ReplayWindow
 from cryptoapi.pfkey.db.sad import SecurityAssociation
@@ -29,7 +30,7 @@ class EspState:
     """One SA as the data path uses it."""
 
     __slots__ = (
-        "address_sum", "crypto", "df_clear", "dport", "drops", "dst", "esn", "family",
+        "address_sum", "crypto", "df_clear", "dport", "drops", "dst", "esn", "family", "fast",
         "floor_keys", "iv_salt", "limit_bytes", "limit_packets", "lock", "noecn", "replay",
         "sa", "seq", "seq_limit", "seq_max", "spi", "sport", "src", "tunnel",
     )  # fmt: skip
@@ -55,9 +56,18 @@ class EspState:
         self.address_sum = address_sum(self.src, self.dst)  # the outer IPv4 checksum's part
         self.sport, self.dport = _encapsulation(sa, encap_port)
         self.limit_bytes = self.limit_packets = NO_LIMIT
+        self.fast = self._fast_sa() if serves(self.crypto, tunnel=self.tunnel) else None
+        """What every packet repeats, made once (:mod:`cryptoapi.esp.fastpath`), or None."""
         self.drops: Counter[str] = Counter()
         """Inbound packets of this SA dropped, by cause (replay, ICV, padding ...)."""
         self.update_limits()
+
+    def _fast_sa(self) -> FastSa:
+        return FastSa(
+            self.crypto, spi=self.spi, esn=self.esn, family=self.family, src=self.src,
+            dst=self.dst, ports=(self.sport, self.dport), address_sum=self.address_sum,
+            df_clear=self.df_clear, noecn=self.noecn,
+        )  # fmt: skip
 
     def same_keys(self, sa: SecurityAssociation) -> bool:
         """Whether ``sa`` is this state's SA again, as an UPDATE leaves it (RFC 2367 §3.1.2:

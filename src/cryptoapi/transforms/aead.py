@@ -262,6 +262,15 @@ class EspAead(Aead):
         self._native = NO_NATIVE  # so that Aead's methods always take the checked path
         self._esp = self._offered_native()
 
+    def esp_native(self) -> Native | None:
+        """The native calls this transform's packets take now (nonce: ``prefix`` || IV), or
+        None when they take the checked path (no key, a truncated ICV, a fault-injecting or
+        slower driver). For a caller that frames many packets under one key, as the ESP
+        data path's per-SA fast path does (the Linux data path keeps ``x->data``'s AEAD the
+        same way): valid until the next ``setkey`` or ``setauthsize``."""
+        native = self._esp
+        return native if native.first <= native.last else None
+
     def encrypt(self, iv: Buffer, plaintext: Buffer, assoc: Buffer = b"") -> bytes:
         """Encrypt and authenticate: returns ciphertext || ICV."""
         if type(iv) is bytes and type(plaintext) is bytes and type(assoc) is bytes:
