@@ -1,6 +1,7 @@
 """cryptoapi espd: a userspace IPsec endpoint between a TUN device and ESP.
 
-    cryptoapi espd --tun esp0 -f ipsec.conf [--udp-port 4500] [--raw-esp] [--pcap esp.pcap]
+    cryptoapi espd --tun esp0 -f ipsec.conf [--udp-port 4500] [--raw-esp] [--no-offload]
+                   [--pcap esp.pcap]
     cryptoapi espd --tun esp0 --socket /run/cryptoapi/keyd.sock
 
 Plaintext packets the host routes into the TUN device NAME (opened, or created; brought up
@@ -10,6 +11,11 @@ with GET). ESP goes in UDP from --udp-port to the peer's (RFC 3948, as strongSwa
 kernel-libipsec sends it), or with --raw-esp as IP protocol 50. ESP received is checked,
 decrypted and written to the TUN device. Addresses and routes on the TUN device are the
 administrator's (ip addr, ip route).
+
+The UDP sockets use the kernel's UDP GSO and GRO where it has them: the ESP packets of one
+turn of the loop to one peer go out in few sendmsg calls (UDP_SEGMENT), and a recvmsg may
+bring several datagrams (UDP_GRO). espd logs at start which offloads each socket uses;
+--no-offload sends and receives one datagram per call. Raw ESP never offloads.
 
 --seq-state FILE keeps, for each SA's keys, a floor under its next sequence number (an
 SQLite file, mode 0600, made if absent; default /var/lib/cryptoapi/espd-TUN.seq). The
@@ -55,6 +61,7 @@ unsafe: their packets are unauthenticated by definition.
 import argparse
 import contextlib
 import errno
+import logging
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -80,6 +87,8 @@ if TYPE_CHECKING:
     from cryptoapi.esp.espd.tun import TunDevice
     from cryptoapi.esp.seqfloor import SequenceFloors
     from cryptoapi.pfkey.manager import KeyManager
+
+log = logging.getLogger(__name__)
 
 # Stated here, not imported: importing cryptoapi.esp loads the data path and its ciphers
 # (about 0.1 s), which no other command should pay for. tests/esp/test_espd.py checks
@@ -119,6 +128,12 @@ def add_parser(commands: Any) -> None:
     keys.add_argument("-f", dest="file", metavar="FILE", help="SAs and policies (setkey)")
     parser.add_argument("--udp-port", type=int, default=4500, help="UDP port (default 4500)")
     parser.add_argument("--raw-esp", action="store_true", help="send ESP as IP protocol 50")
+    parser.add_argument(
+        "--no-offload",
+        dest="offload",
+        action="store_false",
+        help="no UDP GSO or GRO: one datagram per send and receive",
+    )
     parser.add_argument(
         "--seq-state",
         metavar="FILE",
@@ -304,9 +319,10 @@ def _devices(
     sockets: list[EspSocket] = []
     for raw, what, hints in kinds:
         with _naming(what, hints):
-            opened = open_sockets(udp_port=args.udp_port, raw=raw)
+            opened = open_sockets(udp_port=args.udp_port, raw=raw, offload=args.offload)
         for sock in opened:
             cleanup.callback(sock.close)
+            log.info("%s: offloads: %s", sock, sock.offloads())
         sockets += opened
     return tun, sockets
 

@@ -5,10 +5,14 @@ One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
 - TUN (plaintext from the host's routes): each packet goes to ``datapath.output_esp``; each
   ESP packet it returns is sent on the socket of its family and encapsulation (UDP when it
   has ports, raw protocol 50 when not). A packet no IPsec policy covers (ports -1) is
-  dropped and counted: espd sends nothing in the clear.
+  dropped and counted: espd sends nothing in the clear. A socket with UDP GSO gets the
+  turn's datagrams at the end of the turn, per peer in order, as few ``UDP_SEGMENT``
+  sends (:mod:`.batches`); where the kernel refuses one (EIO, EINVAL) its datagrams go
+  one by one (``EspdUdpGsoFallbacks``). The others send each packet as it comes.
 - an ESP socket: the packet goes to ``datapath.input`` (a whole IPv4 packet from a raw
   socket) or ``datapath.input_esp`` (the payload, with the addresses the socket reported);
-  the decrypted packet, if any, is written to the TUN.
+  the decrypted packet, if any, is written to the TUN. A UDP GRO buffer is cut into its
+  datagrams first (:func:`.sockets.segments`), each decrypted on its own.
 - keyd's socket (``--socket``): broadcasts go to the :class:`~.follower.Follower`.
 - the signal pipe: SIGUSR1 prints the counters, SIGTERM and SIGINT stop the loop (one
   line logged: the signal, what was sent and written);
@@ -17,7 +21,10 @@ One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
 - the clock: once a second ``datapath.tick()`` runs the key manager's lifetimes (their
   EXPIREs go to the data path's ``notify``), and a lost keyd is reconnected when due.
 
-Each source gives at most ``BATCH`` packets per turn, so none starves the others. The loop
+Each source gives at most ``BATCH`` packets per turn (datagrams, for a GRO socket; a GRO
+buffer is never cut short), so none starves the others. Packet counters count datagrams,
+GSO or not (``EspdSendPackets``, ``EspdReceivePackets``, ``EspdSendError*``); the
+offloads' own count calls (``EspdUdpGsoSends``, ``EspdUdpGroReceives``). The loop
 moves bytes and routes results; it parses no packet (the data path does; the capture's
 outer headers are rebuilt by :mod:`.frames`) and changes no SA (the key manager does,
 through PF_KEY messages).
@@ -53,11 +60,12 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Protocol, TextIO
 
+from cryptoapi.esp.espd.batches import SendBatches
 from cryptoapi.esp.espd.follower import Follower
 from cryptoapi.esp.espd.frames import outer_packet
 from cryptoapi.esp.espd.notices import Notices
 from cryptoapi.esp.espd.pcap import PcapWriter
-from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received
+from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received, segments
 from cryptoapi.esp.espd.tun import TunDevice, TunGone
 from cryptoapi.pfkey.daemon.control import ControlServer
 from cryptoapi.pfkey.daemon.status import signal_name
@@ -69,6 +77,9 @@ BATCH = 64
 MAX_PACKET = 65535
 TICK = 1.0
 """The longest wait between two looks at the key manager's lifetime timers."""
+GSO_REFUSED = frozenset((errno.EIO, errno.EINVAL))
+"""What ``udp_send_skb`` says to a ``UDP_SEGMENT`` send it cannot segment (see
+:mod:`.sockets`): its datagrams are then sent one by one."""
 
 
 class Outbound(Datagram, Protocol):
@@ -113,6 +124,7 @@ class Endpoint:
         self.out = out
         self.counters: Counter[str] = Counter()
         self._by_route = {(s.family, not s.raw): s for s in sockets}
+        self._batches = SendBatches()
         self._stopping = False
         self._stats_wanted = False
         self._selector = selectors.DefaultSelector()
@@ -256,6 +268,12 @@ class Endpoint:
             self.follower.on_readable()
 
     def _on_tun(self) -> None:
+        try:
+            self._read_tun()
+        finally:  # the datagrams of the packets read, even when the TUN went away
+            self._flush()
+
+    def _read_tun(self) -> None:
         for _ in range(BATCH):
             try:
                 packet = os.read(self.tun.fd, MAX_PACKET)
@@ -280,42 +298,86 @@ class Endpoint:
             sock = self._by_route.get((out.family, out.dport > 0))
             if sock is None:
                 self.counters["EspdOutNoSocket"] += 1
-                continue
-            try:
-                sock.send(out)
-            except OSError as error:
-                self._count_error("EspdSendError", error)
-                continue
-            self.counters["EspdSendPackets"] += 1
-            if self.pcap is not None:
-                frame = outer_packet(out.src, out.dst, out.sport, out.dport, out.payload)
-                self._capture(frame, sent=True)
+            elif sock.gso:
+                self._batches.add(sock, out)
+            else:
+                self._send(sock, out)
+
+    def _flush(self) -> None:
+        """Send what GSO sockets were given this turn (see :mod:`.batches`)."""
+        for sock, run in self._batches.drain():
+            if len(run) == 1:
+                self._send(sock, run[0])
+            else:
+                self._send_segments(sock, run)
+
+    def _send(self, sock: EspSocket, out: Datagram) -> None:
+        try:
+            sock.send(out)
+        except OSError as error:
+            self._count_error("EspdSendError", error)
+            return
+        self.counters["EspdSendPackets"] += 1
+        if self.pcap is not None:
+            self._capture_sent(out)
+
+    def _send_segments(self, sock: EspSocket, run: Sequence[Datagram]) -> None:
+        """One ``UDP_SEGMENT`` send of ``run``; if the kernel cannot segment it, one send
+        each (counted); any other error drops and counts every datagram of it."""
+        try:
+            sock.send_segments(run)
+        except OSError as error:
+            if error.errno in GSO_REFUSED:
+                self.counters["EspdUdpGsoFallbacks"] += 1
+                for out in run:
+                    self._send(sock, out)
+            else:
+                self._count_error("EspdSendError", error, len(run))
+            return
+        self.counters["EspdUdpGsoSends"] += 1
+        self.counters["EspdSendPackets"] += len(run)
+        if self.pcap is not None:
+            for out in run:
+                self._capture_sent(out)
+
+    def _capture_sent(self, out: Datagram) -> None:
+        self._capture(outer_packet(out.src, out.dst, out.sport, out.dport, out.payload), sent=True)
 
     def _on_esp(self, sock: EspSocket) -> None:
-        for _ in range(BATCH):
+        udp = not sock.raw
+        taken = 0
+        while taken < BATCH:
             try:
                 received = sock.receive()
             except OSError as error:  # e.g. ECONNREFUSED from an ICMP error: consumed
                 self._count_error("EspdReceiveError", error)
+                taken += 1
                 continue
             if received is None:
                 return
-            self.counters["EspdReceivePackets"] += 1
-            self._input(received, udp=not sock.raw)
+            if received.segment:
+                payloads = segments(received.payload, received.segment)
+                self.counters["EspdUdpGroReceives"] += 1
+            else:
+                payloads = [received.payload]
+            self.counters["EspdReceivePackets"] += len(payloads)
+            for payload in payloads:
+                self._input(received, payload, udp=udp)
+            taken += len(payloads)
 
-    def _input(self, received: Received, *, udp: bool) -> None:
+    def _input(self, received: Received, payload: bytes, *, udp: bool) -> None:
+        """Decrypt ``payload`` (one datagram of ``received``, or its ESP part) and write
+        what it holds to the TUN."""
         if self.pcap is not None:
             frame = received.packet or outer_packet(
-                received.src, received.dst, received.sport, received.dport, received.payload
+                received.src, received.dst, received.sport, received.dport, payload
             )
             self._capture(frame, sent=False)
         try:
             if received.packet is not None:
                 inner = self.datapath.input(received.packet)
             else:
-                inner = self.datapath.input_esp(
-                    received.payload, received.src, received.dst, udp=udp
-                )
+                inner = self.datapath.input_esp(payload, received.src, received.dst, udp=udp)
         except Exception:
             self._datapath_exception()
             return
@@ -347,8 +409,8 @@ class Endpoint:
         if self.tun.gone(error):
             raise TunGone(self.tun, action, error) from None
 
-    def _count_error(self, name: str, error: OSError) -> None:
-        self.counters[name + errno.errorcode.get(error.errno or 0, "Unknown")] += 1
+    def _count_error(self, name: str, error: OSError, packets: int = 1) -> None:
+        self.counters[name + errno.errorcode.get(error.errno or 0, "Unknown")] += packets
 
     def _datapath_exception(self) -> None:
         if not self.counters["EspdDatapathExceptions"]:

@@ -16,15 +16,34 @@ Path MTU discovery is off (``IP_PMTUDISC_DONT``): an ESP packet larger than the 
 fragmented by the kernel rather than refused with EMSGSIZE (RFC 4303 §3.3.5 lets the outer
 packet be fragmented).
 
+Offloads (UDP only, unless ``offload=False``; Linux ``net/ipv4/udp.c``, ``udp_offload.c``):
+
+- GRO (``UDP_GRO``, ``setsockopt(SOL_UDP, UDP_GRO, 1)``): the kernel may hand one
+  ``recvmsg`` a buffer of several datagrams of one flow coalesced, with a ``UDP_GRO``
+  control message holding the segment size (an ``int``, ``udp_cmsg_recv``): every datagram
+  is that long but the last, which may be shorter (``udp_gro_receive_segment`` ends a batch
+  at a shorter one). :func:`segments` cuts it apart. Without the message the buffer is one
+  datagram, as before.
+- GSO (``UDP_SEGMENT``): :meth:`EspSocket.send_segments` sends several datagrams to one
+  peer in one ``sendmsg``, the segment size in a ``UDP_SEGMENT`` control message (a
+  ``__u16``, ``udp_cmsg_send``); the kernel cuts the buffer into datagrams of that size, the
+  last possibly shorter. ``udp_send_skb`` refuses with EINVAL a segment that with its
+  headers exceeds the route's MTU or a buffer of more than ``UDP_MAX_SEGMENTS`` (64 before
+  Linux 6.9) segments, and with EIO a route that cannot offload the checksum (e.g. an
+  xfrm route); ``ip_make_skb`` refuses more than 64 KB with EMSGSIZE. The caller keeps within
+  :data:`GSO_MAX_SEGMENTS` and :data:`GSO_MAX_BYTES` and falls back to :meth:`EspSocket.send`
+  per datagram when refused.
+
 Errors are the caller's: :meth:`EspSocket.receive` returns None when nothing is waiting and
 raises OSError otherwise (e.g. ECONNREFUSED queued by an ICMP error); :meth:`EspSocket.send`
-raises OSError (EAGAIN, ENOBUFS, ECONNREFUSED, EHOSTUNREACH ...). The endpoint counts them
-and goes on.
+and :meth:`EspSocket.send_segments` raise OSError (EAGAIN, ENOBUFS, ECONNREFUSED,
+EHOSTUNREACH ...). The endpoint counts them and goes on.
 """
 
 import logging
 import socket
 import struct
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 log = logging.getLogger(__name__)
@@ -35,10 +54,20 @@ IP_MTU_DISCOVER = 10
 IPV6_MTU_DISCOVER = 23  # <linux/in6.h>
 PMTUDISC_DONT = 0
 MAX_DATAGRAM = 65535
+SOL_UDP = 17
+UDP_SEGMENT = 103  # <linux/udp.h>
+UDP_GRO = 104
+GSO_MAX_SEGMENTS = 64
+"""Datagrams per ``UDP_SEGMENT`` send: ``UDP_MAX_SEGMENTS`` of the kernels that allow fewest."""
+GSO_MAX_BYTES = 0xFFFF - 20 - 8
+"""Bytes per ``UDP_SEGMENT`` send: what one IPv4 packet of 64 KB carries after its IP and UDP
+headers (the stricter family; ``ip_make_skb`` says EMSGSIZE past it)."""
 
 _IN_PKTINFO = struct.Struct("=i4s4s")  # ipi_ifindex, ipi_spec_dst, ipi_addr
 _IN6_PKTINFO = struct.Struct("=16si")  # ipi6_addr, ipi6_ifindex
-_ANCILLARY = socket.CMSG_SPACE(_IN6_PKTINFO.size)
+_GRO_SIZE = struct.Struct("=i")  # UDP_GRO's control message: an int
+_GSO_SIZE = struct.Struct("=H")  # UDP_SEGMENT's: a __u16
+_ANCILLARY = socket.CMSG_SPACE(_IN6_PKTINFO.size) + socket.CMSG_SPACE(_GRO_SIZE.size)
 
 
 class Datagram(Protocol):
@@ -68,12 +97,25 @@ class Received(NamedTuple):
     dst: bytes
     sport: int
     dport: int
+    segment: int = 0
+    """With UDP GRO, the size of the datagrams coalesced in ``payload`` (see
+    :func:`segments`); 0 when ``payload`` is one datagram."""
+
+
+def segments(payload: bytes, size: int) -> list[bytes]:
+    """The datagrams of a ``UDP_GRO`` buffer: ``size`` bytes each, the last possibly
+    shorter (the kernel coalesces equal sizes and ends a batch at a shorter one)."""
+    if size <= 0 or size >= len(payload):
+        return [payload]
+    return [payload[start : start + size] for start in range(0, len(payload), size)]
 
 
 class EspSocket:
-    """A non-blocking UDP (``raw=False``) or raw protocol-50 socket of ``family``."""
+    """A non-blocking UDP (``raw=False``) or raw protocol-50 socket of ``family``; with
+    ``offload`` a UDP one turns on GRO and GSO where the kernel has them (``gro``,
+    ``gso``: see the module docstring)."""
 
-    def __init__(self, family: int, *, raw: bool, port: int = 0) -> None:
+    def __init__(self, family: int, *, raw: bool, port: int = 0, offload: bool = True) -> None:
         self.family = family
         self.raw = raw
         self.sock = _open(family, raw, port)
@@ -83,10 +125,18 @@ class EspSocket:
             if family == socket.AF_INET
             else (socket.IPPROTO_IPV6, socket.IPV6_PKTINFO)
         )
+        wanted = offload and not raw
+        self.gro = wanted and _turn_on(self.sock, UDP_GRO, 1)
+        self.gso = wanted and _turn_on(self.sock, UDP_SEGMENT, 0)  # 0: per send, by cmsg
 
     def __repr__(self) -> str:
         kind = "raw ESP" if self.raw else f"UDP/{self.port}"
         return f"EspSocket({socket.AddressFamily(self.family).name}, {kind})"
+
+    def offloads(self) -> str:
+        """What the socket offloads, in words: ``GSO and GRO``, one of them, or ``none``."""
+        used = [name for name, on in (("GSO", self.gso), ("GRO", self.gro)) if on]
+        return " and ".join(used) or "none"
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -110,29 +160,63 @@ class EspSocket:
             header = (data[0] & 0x0F) * 4 if data else 0
             return Received(data, data[header:], data[12:16], data[16:20], 0, 0)
         src = socket.inet_pton(self.family, address[0])
-        dst = self._destination(ancillary)
-        return Received(None, data, src, dst, 0 if self.raw else address[1], self.port)
+        dst, segment = self._ancillary(ancillary)
+        sport = 0 if self.raw else address[1]
+        return Received(None, data, src, dst, sport, self.port, segment)
 
-    def _destination(self, ancillary: list[tuple[int, int, bytes]]) -> bytes:
+    def _ancillary(self, ancillary: list[tuple[int, int, bytes]]) -> tuple[bytes, int]:
         """The packet's destination from its IP_PKTINFO / IPV6_PKTINFO (all zeros if the
-        kernel gave none, which the SA lookup then does not match)."""
+        kernel gave none, which the SA lookup then does not match) and the UDP_GRO segment
+        size (0 if none: one datagram)."""
+        dst = bytes(4 if self.family == socket.AF_INET else 16)
+        segment = 0
         for level, kind, data in ancillary:
             if level == self._level and kind == self._pktinfo:
-                if self.family == socket.AF_INET:
-                    return data[8:12]  # in_pktinfo: ifindex, spec_dst, then ipi_addr
-                return data[:16]  # in6_pktinfo: ipi6_addr first
-        return bytes(4 if self.family == socket.AF_INET else 16)
+                # in_pktinfo: ifindex, spec_dst, then ipi_addr; in6_pktinfo: ipi6_addr first
+                dst = data[8:12] if self.family == socket.AF_INET else data[:16]
+            elif level == SOL_UDP and kind == UDP_GRO:
+                (segment,) = _GRO_SIZE.unpack_from(data)
+        return dst, segment
 
     def send(self, datagram: Datagram) -> None:
         """Send ``datagram.payload`` from its source address to its destination (and
         port). Raises OSError as the kernel refuses it."""
+        self.sock.sendmsg([datagram.payload], [self._source(datagram)], 0, self._peer(datagram))
+
+    def send_segments(self, datagrams: Sequence[Datagram]) -> None:
+        """Send ``datagrams`` (one source, destination and port; all as long as the first
+        but the last, which may be shorter; at most :data:`GSO_MAX_SEGMENTS` and
+        :data:`GSO_MAX_BYTES`) in one ``sendmsg`` with ``UDP_SEGMENT``: the kernel sends them
+        as that many datagrams. Raises OSError as the kernel refuses it (EIO, EINVAL: it
+        cannot segment these; see the module docstring)."""
+        first = datagrams[0]
+        size = (SOL_UDP, UDP_SEGMENT, _GSO_SIZE.pack(len(first.payload)))
+        payloads = [datagram.payload for datagram in datagrams]  # one iovec each: no join
+        self.sock.sendmsg(payloads, [self._source(first), size], 0, self._peer(first))
+
+    def _source(self, datagram: Datagram) -> tuple[int, int, bytes]:
+        """The control message that sends from ``datagram.src`` (IP_PKTINFO's
+        ``ipi_spec_dst``, IPV6_PKTINFO's ``ipi6_addr``)."""
         if self.family == socket.AF_INET:
             info = _IN_PKTINFO.pack(0, datagram.src, bytes(4))
         else:
             info = _IN6_PKTINFO.pack(datagram.src, 0)
+        return (self._level, self._pktinfo, info)
+
+    def _peer(self, datagram: Datagram) -> tuple[str, int]:
         host = socket.inet_ntop(self.family, datagram.dst)
-        where = (host, 0 if self.raw else datagram.dport)
-        self.sock.sendmsg([datagram.payload], [(self._level, self._pktinfo, info)], 0, where)
+        return (host, 0 if self.raw else datagram.dport)
+
+
+def _turn_on(sock: socket.socket, option: int, value: int) -> bool:
+    """Set a ``SOL_UDP`` offload option; False (logged) where the kernel has none."""
+    try:
+        sock.setsockopt(SOL_UDP, option, value)
+    except OSError as error:
+        name = "UDP_GRO" if option == UDP_GRO else "UDP_SEGMENT"
+        log.info("no %s on this kernel: %s", name, error.strerror or error)
+        return False
+    return True
 
 
 def _open(family: int, raw: bool, port: int) -> socket.socket:
@@ -155,16 +239,17 @@ def _open(family: int, raw: bool, port: int) -> socket.socket:
     return sock
 
 
-def open_sockets(*, udp_port: int, raw: bool) -> list[EspSocket]:
+def open_sockets(*, udp_port: int, raw: bool, offload: bool = True) -> list[EspSocket]:
     """The sockets of one kind, IPv4 and IPv6 where the host has it: UDP bound to
-    ``udp_port``, or with ``raw`` raw ESP (espd opens both kinds with ``--raw-esp``: a UDP
-    socket for SAs that carry NAT-T ports). An IPv6 socket the host refuses (no IPv6) is
-    left out; an IPv4 one raises OSError (the caller names which kind)."""
+    ``udp_port`` (with GSO and GRO where the kernel has them, unless not ``offload``), or
+    with ``raw`` raw ESP (espd opens both kinds with ``--raw-esp``: a UDP socket for SAs
+    that carry NAT-T ports). An IPv6 socket the host refuses (no IPv6) is left out; an IPv4
+    one raises OSError (the caller names which kind)."""
     found: list[EspSocket] = []
     try:
         for family in (socket.AF_INET, socket.AF_INET6):
             try:
-                found.append(EspSocket(family, raw=raw, port=udp_port))
+                found.append(EspSocket(family, raw=raw, port=udp_port, offload=offload))
             except OSError as error:
                 if family == socket.AF_INET:
                     raise
