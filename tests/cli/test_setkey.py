@@ -16,7 +16,7 @@ from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.setkey import SetkeyError
 from tests.pfkey.conftest import make_registry
-from tests.pfkey.keyd import daemon_thread, short_dir, start_keyd, stop
+from tests.pfkey.keyd import daemon_thread, running_keyd, short_dir, stop
 
 AUTH_HEX = "7a" * 32
 AUTH_SHOWN = " ".join(["7a7a7a7a"] * 8)  # as ipsec_hexdump prints it, in 4-byte groups
@@ -180,12 +180,8 @@ def test_keyd_admits_encryption_only_esp_only_with_its_flag(tmp_path, capsys, op
     conf = tmp_path / "cbc-only.conf"
     conf.write_text(ENCRYPTION_ONLY)
     flag = ("--allow-unauthenticated-esp",) if opt_in else ()
-    with short_dir() as where:
-        path = os.path.join(where, "s")
-        process = start_keyd(path, *flag)
-        try:
-            assert setkey("-f", str(conf), "--socket", path) == (0 if opt_in else 1)
-        finally:
-            assert stop(process) == 0
+    with running_keyd(*flag) as (path, process):
+        assert setkey("-f", str(conf), "--socket", path) == (0 if opt_in else 1)
+        assert stop(process) == 0
     err = capsys.readouterr().err
     assert ("add: the key manager refused the message as invalid" in err) is not opt_in

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from cryptoapi.esp import Outbound
 from cryptoapi.esp.espd.sockets import EspSocket, Received
 from cryptoapi.pfkey import ExtType, Lifetime, Message, MsgType, PfkeyError, Sa, SaType, decode
 from cryptoapi.pfkey.daemon.client import PfkeyClient
@@ -390,15 +391,6 @@ def test_espd_without_its_key_daemon_says_so(tmp_path):
     assert done.returncode == 1 and "cannot connect" in done.stderr
 
 
-@dataclass
-class Datagram:
-    src: bytes
-    dst: bytes
-    sport: int
-    dport: int
-    payload: bytes
-
-
 @pytest.mark.parametrize(
     ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
 )
@@ -412,7 +404,7 @@ def test_a_udp_socket_reports_both_addresses_and_ports(family, host):
         peer.settimeout(netns.WAIT)
         loopback = socket.inet_pton(family, host)
         peer_port = peer.getsockname()[1]
-        esp.send(Datagram(loopback, loopback, esp.port, peer_port, b"\0\0\x10\x01esp"))
+        esp.send(Outbound(family, loopback, loopback, esp.port, peer_port, b"\0\0\x10\x01esp"))
         data, (_, source_port, *_) = peer.recvfrom(100)
         assert data == b"\0\0\x10\x01esp" and source_port == esp.port
         assert esp.receive() is None  # nothing waiting: None, not an exception

@@ -1,28 +1,23 @@
 """espd's GSO batching (:mod:`cryptoapi.esp.espd.batches`): runs a UDP_SEGMENT send can
 carry, gathered per route in order."""
 
-from dataclasses import dataclass
+from socket import AF_INET
 
+from cryptoapi.esp import Outbound
 from cryptoapi.esp.espd.batches import SendBatches, runs
 from cryptoapi.esp.espd.sockets import GSO_MAX_BYTES, GSO_MAX_SEGMENTS
 
 A, B = bytes(4), b"\x01" * 4
 
 
-@dataclass(frozen=True)
-class Datagram:
-    src: bytes
-    dst: bytes
-    sport: int
-    dport: int
-    payload: bytes
+def sized(*sizes: int, dst: bytes = B, dport: int = 4500) -> list[Outbound]:
+    return [
+        Outbound(AF_INET, A, dst, 4500, dport, bytes([n % 256]) * size)
+        for n, size in enumerate(sizes)
+    ]
 
 
-def sized(*sizes: int, dst: bytes = B, dport: int = 4500) -> list[Datagram]:
-    return [Datagram(A, dst, 4500, dport, bytes([n % 256]) * size) for n, size in enumerate(sizes)]
-
-
-def lengths(datagrams: list[Datagram]) -> list[list[int]]:
+def lengths(datagrams: list[Outbound]) -> list[list[int]]:
     return [[len(d.payload) for d in run] for run in runs(datagrams)]
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from cryptoapi.esp import Outbound
 from cryptoapi.esp.espd.endpoint import Endpoint
 from cryptoapi.esp.espd.sockets import EspSocket, Received, segments
 from cryptoapi.esp.espd.tun import TunDevice
@@ -18,16 +19,6 @@ SO_NO_CHECK = 11  # <asm-generic/socket.h>: no UDP checksum, which UDP_SEGMENT r
 FAMILIES = pytest.mark.parametrize(
     ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
 )
-
-
-@dataclass(frozen=True)
-class Outbound:
-    family: int
-    src: bytes
-    dst: bytes
-    sport: int
-    dport: int
-    payload: bytes
 
 
 def esp_socket(family: int, **options: bool) -> EspSocket:

@@ -38,7 +38,7 @@ from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.routing import without_keys
 from cryptoapi.pfkey.setkey import DaemonTransport, LocalTransport, apply, parse
-from tests.pfkey.keyd import WAIT, short_dir, start_keyd, stop
+from tests.pfkey.keyd import WAIT, running_keyd, short_dir, start_keyd, stop
 
 GCM_KEY = "0x" + "11" * 20
 CBC_KEY = "0x" + "22" * 16
@@ -59,13 +59,9 @@ def where():
 
 
 @pytest.fixture
-def keyd(where):
-    path = os.path.join(where, "keyd.sock")
-    process = start_keyd(path)
-    try:
+def keyd():
+    with running_keyd() as (path, _):
         yield path
-    finally:
-        stop(process)
 
 
 @contextlib.contextmanager
@@ -326,13 +322,11 @@ def test_expires_that_fall_due_while_the_mirror_works_reach_the_data_path():
     assert expired[0].get(ExtType.LIFETIME_SOFT, Lifetime) is not None
 
 
-def test_a_stalled_daemon_makes_no_notice_wait_and_keeps_the_connection(where):
+def test_a_stalled_daemon_makes_no_notice_wait_and_keeps_the_connection():
     """keyd stopped (SIGSTOP) while espd reports: its socket fills, and the notices queue
     (the oldest dropped past QUEUE, counted); no report waits (one blocked for up to 5 s
     and then dropped the connection), and once keyd runs again it takes the queue."""
-    path = os.path.join(where, "keyd.sock")
-    process = start_keyd(path)
-    try:
+    with running_keyd() as (path, process):
         key_manager, follower = follow(path)
         key_manager.registered.add(SaType.ESP)
         (acquire,) = key_manager.acquire(SaType.ESP, "192.0.2.1", "198.18.0.1")
@@ -356,8 +350,6 @@ def test_a_stalled_daemon_makes_no_notice_wait_and_keeps_the_connection(where):
             notices.flush()
         assert follower.client is not None
         follower.close()
-    finally:
-        stop(process)
 
 
 def _ids(policies):

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 
 from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.daemon.client import PfkeyClient
@@ -85,3 +86,16 @@ def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> int:
     finally:
         if process.stderr is not None:
             process.stderr.close()
+
+
+@contextlib.contextmanager
+def running_keyd(*extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A key daemon on a socket in a short directory of its own while the block runs:
+    (socket path, process); stopped after, whatever happens (stopping twice is harmless)."""
+    with short_dir() as where:
+        path = os.path.join(where, "keyd.sock")
+        process = start_keyd(path, *extra)
+        try:
+            yield path, process
+        finally:
+            stop(process)

@@ -18,7 +18,7 @@ from cryptoapi.pfkey.daemon import preload
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.daemon.preload import PreloadError, library
 
-from .keyd import WAIT, short_dir, start_keyd, stop
+from .keyd import WAIT, running_keyd, short_dir
 
 pytestmark = pytest.mark.skipif(
     not any(shutil.which(name) for name in preload.COMPILERS), reason="no C compiler"
@@ -67,13 +67,8 @@ def built(tmp_path_factory):
 
 @pytest.fixture
 def keyd_socket():
-    with short_dir() as where:
-        path = os.path.join(where, "s")
-        process = start_keyd(path)
-        try:
-            yield path
-        finally:
-            stop(process)
+    with running_keyd() as (path, _):
+        yield path
 
 
 def pfkey_exec(cache, *argv, socket_path=None, env=None):
