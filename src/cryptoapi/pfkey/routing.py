@@ -28,6 +28,7 @@ The rules (Linux ``pfkey_broadcast`` with the modes its handlers use, and keyd's
 from dataclasses import dataclass, replace
 
 from cryptoapi.pfkey.clients import Clients
+from cryptoapi.pfkey.explain import message_name
 from cryptoapi.pfkey.replies import Dump
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType
 from cryptoapi.pfkey.wire.message import decode
@@ -162,8 +163,4 @@ def _notice(data: bytes, to: tuple[int, ...], events: list[Event]) -> None:
 def _shown(data: bytes) -> str:
     """A message as a repr may show it: its type and size, never its bytes (keys)."""
     kind = data[1] if len(data) > 1 else 0
-    try:
-        name = MsgType(kind).name
-    except ValueError:
-        name = str(kind)
-    return f"{name}, {len(data)} bytes"
+    return f"{message_name(kind)}, {len(data)} bytes"
