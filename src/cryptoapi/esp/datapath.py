@@ -374,9 +374,7 @@ class Datapath:
             self._seq_overflow(state)
             return False
         floors = self.floors
-        if floors is None:
-            state.seq_limit = state.seq_max
-            return True
+        assert floors is not None  # without floors seq_limit is seq_max: only overflow is here
         limit = min(state.seq + floors.step, state.seq_max)
         try:
             floors.reserve(state.floor_keys, limit)
