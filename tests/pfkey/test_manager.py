@@ -22,7 +22,9 @@ from cryptoapi.pfkey import (
     SaState,
     SaType,
     SecurityAssociation,
+    decode,
 )
+from cryptoapi.pfkey.local import LocalClient
 
 from .conftest import (
     AUTH_KEY,
@@ -188,10 +190,13 @@ ENCRYPTION_ONLY = {
 @pytest.mark.parametrize("message", ENCRYPTION_ONLY.values(), ids=ENCRYPTION_ONLY)
 def test_encryption_only_esp_is_einval_naming_the_problem_and_changes_nothing(km, message):
     km.handle(sa_message(0x1001))  # something for the refusal to leave alone
+    client = LocalClient(km)  # its answer has the key manager's reason
     for _ in range(2):  # refused every time: a refusal is not remembered as admitted
         refused(km, message, errno.EINVAL)
-        assert km.refusal.startswith("encryption-only ESP (")
-        assert "RFC 8221" in km.refusal and "allow_unauthenticated=True" in km.refusal
+        answer = client.request(decode(message))
+        assert answer.errno == errno.EINVAL
+        assert answer.reason.startswith("encryption-only ESP (")
+        assert "RFC 8221" in answer.reason and "allow_unauthenticated=True" in answer.reason
     assert len(km.sad) == 1
 
 

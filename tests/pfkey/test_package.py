@@ -1,5 +1,6 @@
 """The shape of ``cryptoapi.pfkey``: its public names (a guard: removing or renaming one
-breaks the README's imports and users' code, so it fails here first) and its layers.
+breaks the README's imports and users' code, so it fails here first), its layers, and what
+importing its lowest layer costs.
 
 The layers, lowest first, as in the kernel's split of ``af_key.c`` and ``xfrm_state.c``:
 ``wire`` (the format: numbers, structs, messages), ``db`` (the SA and policy databases and
@@ -11,6 +12,7 @@ import ast
 from pathlib import Path
 
 import cryptoapi.pfkey
+from tests.imports import check_exports, loaded_by
 
 PUBLIC = {
     "AUTH", "ENCRYPT", "Address", "AlgDesc", "AlgSpec", "AuthAlg", "Comb", "EncryptAlg",
@@ -30,9 +32,26 @@ LAYERS = {"errors": 0, "wire": 1, "db": 2, "manager": 3, "daemon": 4, "setkey": 
 """Layer of each part (``manager``: the modules directly in ``pfkey/``)."""
 
 
+WIRE = ["cryptoapi.pfkey.wire", *(f"cryptoapi.pfkey.wire.{p.stem}" for p in
+         sorted((PACKAGE / "wire").glob("*.py")) if p.stem != "__init__")]  # fmt: skip
+"""Every module of the wire codec."""
+BASICS = ("struct", "socket", "errno", "enum", "dataclasses", "typing", "ipaddress", "builtins")
+"""The standard library the codec may stand on (with whatever these import themselves)."""
+UNDER_THE_CODEC = {
+    "cryptoapi", "cryptoapi._lazy", "cryptoapi.errors",  # the top package, as light as hashlib
+    "cryptoapi.pfkey",  # its re-exports load on first use
+    "cryptoapi.pfkey.errors",  # PfkeyError, the one layer below the codec
+}  # fmt: skip
+
+
 def test_the_public_names_are_exactly_the_documented_ones():
-    assert set(cryptoapi.pfkey.__all__) == PUBLIC
-    assert all(getattr(cryptoapi.pfkey, name) is not None for name in PUBLIC)
+    check_exports(cryptoapi.pfkey, PUBLIC)
+
+
+def test_the_wire_codec_loads_only_itself_and_the_standard_library_basics():
+    """Not the key manager, the daemon, the registry (``pfkey/__init__`` imported the
+    daemon once, and with it some 150 modules)."""
+    assert loaded_by(WIRE, after=BASICS) == set(WIRE) | UNDER_THE_CODEC
 
 
 def _part(module: str) -> str:

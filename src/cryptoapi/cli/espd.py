@@ -76,25 +76,20 @@ from cryptoapi.cli.options import (
     add_unauthenticated_option,
 )
 from cryptoapi.errors import CryptoError
+from cryptoapi.esp.espd.pcap import LINKTYPES, PcapWriter
+from cryptoapi.esp.espd.tun import DEFAULT_MTU, TunDevice, open_tun
 
 if TYPE_CHECKING:
     from cryptoapi.esp import Datapath
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.follower import Follower
     from cryptoapi.esp.espd.notices import Notices
-    from cryptoapi.esp.espd.pcap import PcapWriter
     from cryptoapi.esp.espd.sockets import EspSocket
-    from cryptoapi.esp.espd.tun import TunDevice
     from cryptoapi.esp.seqfloor import SequenceFloors
     from cryptoapi.pfkey.manager import KeyManager
 
 log = logging.getLogger(__name__)
 
-# Stated here, not imported: importing cryptoapi.esp loads the data path and its ciphers
-# (about 0.1 s), which no other command should pay for. tests/esp/test_espd.py checks
-# that they agree with cryptoapi.esp.espd.pcap.LINKTYPES and tun.DEFAULT_MTU.
-LINK_TYPES = ("ethernet", "raw")
-DEFAULT_MTU = 1400
 STATE_DIRECTORY = "/var/lib/cryptoapi"
 
 UDP_HINTS = {
@@ -140,7 +135,9 @@ def add_parser(commands: Any) -> None:
         help=f"sequence floors kept across restarts (default {STATE_DIRECTORY}/espd-TUN.seq)",
     )
     parser.add_argument("--pcap", metavar="FILE", help="record every ESP packet here")
-    parser.add_argument("--pcap-link", choices=LINK_TYPES, default="raw", help="capture link type")
+    parser.add_argument(
+        "--pcap-link", choices=sorted(LINKTYPES), default="raw", help="capture link type"
+    )
     parser.add_argument(
         "--mtu", type=int, default=DEFAULT_MTU, help=f"TUN MTU, 0 to keep (default {DEFAULT_MTU})"
     )
@@ -308,7 +305,6 @@ def _devices(
 ) -> "tuple[TunDevice, list[EspSocket]]":
     """The TUN device and the ESP sockets (OSError if the host refuses them)."""
     from cryptoapi.esp.espd.sockets import open_sockets
-    from cryptoapi.esp.espd.tun import open_tun
 
     with _naming(f"TUN device {args.tun}", TUN_HINTS):
         tun = open_tun(args.tun, mtu=args.mtu or None)
@@ -327,9 +323,7 @@ def _devices(
     return tun, sockets
 
 
-def _pcap(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> "PcapWriter | None":
-    from cryptoapi.esp.espd.pcap import LINKTYPES, PcapWriter
-
+def _pcap(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> PcapWriter | None:
     if not args.pcap:
         return None
     pcap = PcapWriter(args.pcap, linktype=LINKTYPES[args.pcap_link])

@@ -12,10 +12,34 @@
 
 See :mod:`cryptoapi.esp.datapath` for what is checked and counted, and ``cryptoapi espd``
 for the userspace endpoint (TUN device + UDP/4500) that drives it.
+
+Importing this package, or a module below it, imports none of these names: each is
+imported from its module on first use (PEP 562, :mod:`cryptoapi._lazy`), so that
+``cryptoapi.esp.ip`` or a constant of espd's costs that module alone, not the data path and
+its ciphers.
 """
 
-from cryptoapi.esp.datapath import Datapath, Outbound
-from cryptoapi.esp.seqfloor import SequenceFloors
-from cryptoapi.esp.stats import ESP_STAT, XFRM_STAT
+from cryptoapi._lazy import LazyExports
+
+TYPE_CHECKING = False  # as in cryptoapi/__init__.py: mypy sets it true
+if TYPE_CHECKING:
+    from cryptoapi.esp.datapath import Datapath, Outbound
+    from cryptoapi.esp.seqfloor import SequenceFloors
+    from cryptoapi.esp.stats import ESP_STAT, XFRM_STAT
+
+_EXPORTS = LazyExports(globals(), {
+    "cryptoapi.esp.datapath": ("Datapath", "Outbound"),
+    "cryptoapi.esp.seqfloor": ("SequenceFloors",),
+    "cryptoapi.esp.stats": ("ESP_STAT", "XFRM_STAT"),
+})  # fmt: skip
+"""Where each name lives; each is imported from there on first use (see the module doc)."""
 
 __all__ = ["ESP_STAT", "XFRM_STAT", "Datapath", "Outbound", "SequenceFloors"]
+
+
+def __getattr__(name: str) -> object:
+    return _EXPORTS.load(name)
+
+
+def __dir__() -> list[str]:
+    return _EXPORTS.listing()

@@ -11,9 +11,8 @@ brackets, for whoever looks it up. Nothing here shows key material.
 
 import errno
 import os
-from enum import IntEnum
 
-from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaType
+from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaType, name_of
 from cryptoapi.pfkey.wire.extensions import Address, Lifetime, Sa
 from cryptoapi.pfkey.wire.message import Message, scan
 
@@ -63,26 +62,20 @@ BY_ERRNO: dict[int, str] = {
 def refusal(kind: int, code: int, reason: str = "") -> str:
     """Why a ``kind`` message was refused with errno ``code``, in words, then the errno's
     name: ``no such SA (never added, or expired or deleted) (ESRCH)``. ``reason`` is the
-    key manager's own, when it is in this process (``KeyManager.refusal``): it says more."""
+    key manager's own, when it is in this process (``LocalClient``'s answer has it): it says
+    more."""
     words = reason or BY_MESSAGE.get((kind, code)) or BY_ERRNO.get(code) or os.strerror(code)
     return f"{words} ({errno.errorcode.get(code, f'errno {code}')})"
 
 
 def message_name(kind: int) -> str:
     """``ADD``, ``X_SPDADD``, ... (the number for a type PF_KEY does not define)."""
-    return _enum_name(MsgType, kind, str(kind))
+    return name_of(kind, MsgType)
 
 
 def satype_name(satype: int) -> str:
     """``ESP``, ``AH``, ... (``type N`` for another)."""
-    return _enum_name(SaType, satype, f"type {satype}")
-
-
-def _enum_name(names: type[IntEnum], value: int, unknown: str) -> str:
-    try:
-        return names(value).name
-    except ValueError:
-        return unknown
+    return name_of(satype, SaType, f"type {satype}")
 
 
 def endpoints(message: Message) -> str:

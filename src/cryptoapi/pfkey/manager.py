@@ -14,6 +14,8 @@ database exactly as it was.
 (:data:`~cryptoapi.pfkey.clients.ANONYMOUS`): one message in, the messages that reach it out,
 the replies first (with the sender's ``sadb_msg_seq`` and ``pid``; DUMP gives one per SA),
 then notifications for it (EXPIREs that came due, if it registered for their type).
+:class:`~cryptoapi.pfkey.local.LocalClient` gives the same as a typed answer: the replies
+and the notifications apart, and why a request was refused in words.
 ``registered`` is what it registered for; an in-process data path may add to it directly.
 
 A key manager is not thread-safe: one call at a time (a daemon serializes them).
@@ -134,9 +136,6 @@ class KeyManager:
         self._messages = 0
         self._errors = 0
         self._expired = [0, 0]
-        self.refusal = ""
-        """Why the last refused message was refused (its PfkeyError's text), for an
-        in-process caller: a PF_KEY reply carries only the errno (RFC 2367 §1.4)."""
         self.on_dying: Callable[[SecurityAssociation], None] | None = None
         """Called with each SA a soft limit makes DYING (a state store writes it then)."""
 
@@ -179,8 +178,8 @@ class KeyManager:
                 routing.answers(clients, client, out, clients.promiscuous, events)
         except PfkeyError as error:
             self._errors += 1
-            self.refusal = str(error)
-            routing.refusal(clients, replies.error(data, error.errno), copied, events)
+            error_reply = replies.error(data, error.errno)
+            routing.refusal(clients, error_reply, str(error), copied, events)
         finally:
             self.sender = ANONYMOUS
         if due:

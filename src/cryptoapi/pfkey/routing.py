@@ -39,9 +39,12 @@ from cryptoapi.pfkey.wire.message import decode
 
 @dataclass(slots=True, repr=False)
 class Reply:
-    """A message for the sender of the request it answers."""
+    """A message for the sender of the request it answers; a refusal's ``reason``, in the
+    key manager's words, for an in-process sender (on the wire, a PF_KEY reply carries only
+    the errno, RFC 2367 §1.4)."""
 
     data: bytes
+    reason: str = ""
 
     def __repr__(self) -> str:
         return f"Reply({_shown(self.data)})"
@@ -128,10 +131,11 @@ def answers(
             events.append(Notice(data, to))
 
 
-def refusal(clients: Clients, error: bytes, copied: bool, events: list[Event]) -> None:
+def refusal(clients: Clients, error: bytes, reason: str, copied: bool, events: list[Event]) -> None:
     """Add the error reply to the sender (Linux ``pfkey_error``: ``BROADCAST_ONE``), with
-    copies for the promiscuous clients if the request was copied to them."""
-    events.append(Reply(error))
+    its ``reason``, and copies for the promiscuous clients if the request was copied to
+    them."""
+    events.append(Reply(error, reason))
     if copied:
         _notice(error, clients.promiscuous, events)
 
@@ -143,16 +147,23 @@ def notices(clients: Clients, outs: list[bytes]) -> list[Notice]:
     return [Notice(data, to) for data, to in found if to]
 
 
-def deliveries(client: int, events: list[Event]) -> list[bytes]:
+def deliveries(client: int, events: list[Event], notices: list[bytes] | None = None) -> list[bytes]:
     """The messages of ``events`` that reach ``client``, if it sent the request, in order
-    (a :class:`DumpReply` is left to its caller)."""
+    (a :class:`DumpReply` is left to its caller). Given a ``notices`` list, the Notices go
+    there, and the replies alone are returned."""
     out: list[bytes] = []
+    noticed = out if notices is None else notices
     for event in events:
         if type(event) is Reply:
             out.append(event.data)
         elif type(event) is Notice:
-            out += [event.data] * event.to.count(client)
+            noticed += [event.data] * event.to.count(client)
     return out
+
+
+def reason(events: list[Event]) -> str:
+    """Why the request was refused, in the key manager's words ("" if it was not)."""
+    return next((e.reason for e in events if type(e) is Reply and e.reason), "")
 
 
 def _notice(data: bytes, to: tuple[int, ...], events: list[Event]) -> None:

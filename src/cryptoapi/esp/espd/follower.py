@@ -26,7 +26,7 @@ from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.explain import refusal
 from cryptoapi.pfkey.wire.constants import MsgType, SaType
-from cryptoapi.pfkey.wire.message import Message
+from cryptoapi.pfkey.wire.message import Message, read_header
 
 log = logging.getLogger(__name__)
 
@@ -161,16 +161,18 @@ class Follower:
 
 
 def _check(replies: list[bytes], what: str) -> None:
-    code = replies[0][2] if replies else errno.EPROTO
-    if code:
-        why = refusal(replies[0][1], code) if replies else "no reply"
-        raise PfkeyError(code, f"the key daemon refused {what}: {why}")
+    if not replies:
+        raise PfkeyError(errno.EPROTO, f"the key daemon refused {what}: no reply")
+    header = read_header(replies[0])
+    if header.errno:
+        why = refusal(header.type, header.errno)
+        raise PfkeyError(header.errno, f"the key daemon refused {what}: {why}")
 
 
 def _listing(replies: list[bytes], what: str) -> list[bytes]:
     """The entries of a DUMP or SPDDUMP (none for ENOENT: an empty database)."""
-    if len(replies) == 1 and replies[0][2]:
-        if replies[0][2] == EMPTY:
+    if len(replies) == 1 and (code := read_header(replies[0]).errno):
+        if code == EMPTY:
             return []
         _check(replies, what)
     return replies

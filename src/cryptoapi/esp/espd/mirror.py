@@ -1,9 +1,13 @@
 """A local key manager kept a copy of the key daemon's ESP SAs and its policies (sans-I/O).
 
 espd's data path reads SAs and policies from a :class:`KeyManager` in its own process; with
-``--socket`` that manager mirrors keyd's. Everything goes through the local manager's
-``handle`` as PF_KEY messages, so the mirror never writes the databases itself (the local
-manager validates, probes the algorithms and keeps its own timers).
+``--socket`` that manager mirrors keyd's. Every change goes to the local manager as a PF_KEY
+message, through its in-process client (:class:`~cryptoapi.pfkey.local.LocalClient`: the
+replies, and apart from them the EXPIREs that came due meanwhile, which go to ``notify``),
+so the mirror never writes the databases itself (the local manager validates, probes the
+algorithms and keeps its own timers). One exception: keyd's soft EXPIRE makes the local SA
+DYING with :meth:`KeyManager.soft_expire`, since an EXPIRE sent to the local manager is a
+data path's report, and the EXPIRE it makes of it would go back to keyd.
 
 How key material arrives. keyd's broadcasts (ADD, UPDATE, ...; see
 :mod:`cryptoapi.pfkey.daemon.server`) carry no keys, but keyd answers its owner's GET and DUMP with
@@ -32,13 +36,13 @@ longer has is deleted, and SAs that did not change keep their state.
 """
 
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.explain import message_name, refusal, sa_name
+from cryptoapi.pfkey.local import Answer, LocalClient
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import E_EXISTS, ExtType, MsgType, SaState, SaType
 from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, Sa
@@ -72,7 +76,7 @@ class Mirror:
         self.key_manager = key_manager
         key_manager.keeps_policy_ids = True  # keyd's ids here too: an ACQUIRE names keyd's
         self.counters: Counter[str] = Counter()
-        self._pid = os.getpid()
+        self._client = LocalClient(key_manager, numbered=False)
         self._notify = notify  # where the EXPIREs that fall due meanwhile go (the data path's)
 
     # -- what keyd says ----------------------------------------------------------------
@@ -133,19 +137,19 @@ class Mirror:
             self.counters["sas_unchanged"] += 1
             return True
         add = Message(MsgType.ADD, message.satype, 0, 0, 0, exts)
-        code, done = self._local(add), "added"
-        if code == E_EXISTS:
-            code, done = self._local(replace(add, type=MsgType.UPDATE)), "updated"
-            if code:  # same SPI, other keys or source: a new SA
+        answer, done = self._local(add), "added"
+        if answer.errno == E_EXISTS:
+            answer, done = self._local(replace(add, type=MsgType.UPDATE)), "updated"
+            if answer.errno:  # same SPI, other keys or source: a new SA
                 self._local(lookup(MsgType.DELETE, message))
-                code, done = self._local(add), "replaced"
-        if code:
+                answer, done = self._local(add), "replaced"
+        if answer.errno:
             log.warning("the local key manager refused %s: %s", sa_name(message),
-                        self._why(MsgType.ADD, code))  # fmt: skip
+                        _why(MsgType.ADD, answer))  # fmt: skip
         else:
             log.info("SA %s (from the key daemon): %s", done, sa_name(message))
-        self.counters["refused" if code else "sas_installed"] += 1
-        return not code
+        self.counters["refused" if answer.errno else "sas_installed"] += 1
+        return not answer.errno
 
     def sync_sad(self, entries: list[bytes]) -> list[Message]:
         """Make the local ESP SAs those of keyd's DUMP ``entries``: install them, delete
@@ -189,11 +193,11 @@ class Mirror:
         """Whether the local SA is already this one (lifetimes, keys and all but its
         state): then it is left alone, since a replaced SA record starts the data path's
         sequence numbers and replay window again."""
-        replies = self._ask(lookup(MsgType.GET, message).encode())
-        if not replies or replies[0][2]:
+        answer = self._ask(lookup(MsgType.GET, message))
+        if not answer.replies or answer.errno:
             return False
         try:
-            local = decode(replies[0])
+            local = decode(answer.replies[0])
         except PfkeyError:
             return False
         mine = tuple(e for e in local.extensions if e.exttype not in NOT_COPIED)
@@ -220,46 +224,36 @@ class Mirror:
     def _delete(self, message: Message) -> None:
         if message.get(ExtType.SA, Sa) is None:
             return
-        if not self._local(lookup(MsgType.DELETE, message), "sas_deleted"):
+        if not self._local(lookup(MsgType.DELETE, message), "sas_deleted").errno:
             log.info("SA deleted (as the key daemon says): %s", sa_name(message))
 
     def _dump(self, kind: int, satype: int) -> list[Message]:
-        replies = self._ask(Message(kind, satype, 0, self._pid).encode())
+        replies = self._ask(Message(kind, satype)).replies
         return [m for m in map(decode, replies) if not m.errno]
 
-    def _ask(self, request: bytes) -> list[bytes]:
-        """The local key manager's replies to ``request``; the rest of what it returns
-        (EXPIREs that came due during the call) goes to ``notify``, not lost."""
-        mine, other = _answers(request, self.key_manager.handle(request))
-        if other and self._notify is not None:
-            self._notify(other)
-        return mine
+    def _ask(self, request: Message) -> Answer:
+        """The local key manager's answer to ``request`` (the client stamps it, and
+        ``sadb_msg_reserved`` of a keyd message, a policy's refcount, goes back to 0); its
+        notices (EXPIREs that came due during the call) go to ``notify``, not lost."""
+        answer = self._client.request(request)
+        if answer.notices and self._notify is not None:
+            self._notify(answer.notices)
+        return answer
 
-    def _local(self, message: Message, counter: str = "") -> int:
-        """Send ``message`` to the local key manager; the errno of its reply (0: done)."""
-        stamped = replace(message, seq=0, pid=self._pid, reserved=0).encode()  # a refcount
-        replies = self._ask(stamped)
-        code = replies[0][2] if replies else 0
-        if code and counter:
+    def _local(self, message: Message, counter: str = "") -> Answer:
+        """Send ``message`` to the local key manager; its answer (``errno`` 0: done)."""
+        answer = self._ask(message)
+        if answer.errno and counter:
             log.info("the local key manager refused %s: %s", message_name(message.type),
-                     self._why(message.type, code))  # fmt: skip
+                     _why(message.type, answer))  # fmt: skip
         elif counter:
             self.counters[counter] += 1
-        return code
-
-    def _why(self, kind: int, code: int) -> str:
-        """The refusal in words: the local key manager's own reason."""
-        return refusal(kind, code, self.key_manager.refusal)
+        return answer
 
 
-def _answers(request: bytes, replies: list[bytes]) -> tuple[list[bytes], list[bytes]]:
-    """(the replies to ``request``: its own message type, the others: what else the local
-    key manager had to say meanwhile, EXPIREs that came due)."""
-    mine: list[bytes] = []
-    other: list[bytes] = []
-    for reply in replies:
-        (mine if reply[1] == request[1] else other).append(reply)
-    return mine, other
+def _why(kind: int, answer: Answer) -> str:
+    """A refusal in words: the local key manager's own reason."""
+    return refusal(kind, answer.errno, answer.reason)
 
 
 def _comparable(exts: tuple[Extension, ...]) -> tuple[Extension, ...]:

@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cryptoapi.esp.state import EspState
-from cryptoapi.pfkey.daemon.status import name_of
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
-from cryptoapi.pfkey.wire.constants import IpsecMode, SaState
+from cryptoapi.pfkey.wire.constants import IpsecMode, SaState, name_of
 
 if TYPE_CHECKING:
     from cryptoapi.esp import Datapath

@@ -22,7 +22,7 @@ from types import TracebackType
 
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.wire.constants import MsgType
-from cryptoapi.pfkey.wire.message import HEADER, HEADER_LEN, Message
+from cryptoapi.pfkey.wire.message import Message, read_header
 
 MAX_MESSAGE = 0xFFFF * 8
 """The longest PF_KEY message: ``sadb_msg_len`` is 16 bits counting 64-bit words."""
@@ -37,11 +37,10 @@ _sequence = itertools.count(1)
 
 
 def fields(data: bytes) -> tuple[int, int, int, int, int]:
-    """(type, errno, satype, seq, pid) of a message's header."""
-    if len(data) < HEADER_LEN:
-        raise PfkeyError(errno.EMSGSIZE, f"a {len(data)}-byte reply is shorter than sadb_msg")
-    _, type_, code, satype, _, _, seq, pid = HEADER.unpack_from(data)
-    return type_, code, satype, seq, pid
+    """(type, errno, satype, seq, pid) of a message's header: what tells a reply from a
+    notification (EMSGSIZE for a message shorter than its header)."""
+    header = read_header(data)
+    return header.type, header.errno, header.satype, header.seq, header.pid
 
 
 def _failed(error: OSError, doing: str) -> PfkeyError:

@@ -11,12 +11,11 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Mapping, Sized
-from enum import IntEnum
 from typing import Any, Protocol
 
 from cryptoapi._counts import counted
 from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.wire.constants import SaState, SaType
+from cryptoapi.pfkey.wire.constants import SaState, SaType, name_of
 
 MAX_CLIENTS = 100
 
@@ -42,14 +41,6 @@ class KeyDaemon(Protocol):
     @property
     def stopped_by(self) -> int | None: ...
     def stats(self) -> dict[str, int]: ...
-
-
-def name_of(value: int, names: type[IntEnum]) -> str:
-    """The enum name of ``value``, or the number as text."""
-    try:
-        return names(value).name
-    except ValueError:
-        return str(value)
 
 
 def keyd_status(daemon: KeyDaemon, started: float, state: str | None) -> dict[str, Any]:

@@ -11,10 +11,7 @@ of an empty database are not errors (ENOENT means "none"). ``deleteall`` dumps t
 and deletes every SA between its two addresses.
 """
 
-import dataclasses
 import errno
-import itertools
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -22,13 +19,13 @@ from typing import Protocol
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.explain import refusal
+from cryptoapi.pfkey.local import LocalClient
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.setkey.parser import Statement
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType
 from cryptoapi.pfkey.wire.extensions import Address, Sa
 from cryptoapi.pfkey.wire.message import Message, decode
 
-NOTIFICATIONS = frozenset((int(MsgType.EXPIRE), int(MsgType.ACQUIRE)))
 LISTINGS = frozenset((int(MsgType.DUMP), int(MsgType.X_SPDDUMP)))
 
 
@@ -46,15 +43,19 @@ class LocalTransport:
 
     def __init__(self, km: KeyManager) -> None:
         self.km = km
-        self._seq = itertools.count(1)
+        self.client = LocalClient(km)
+        self._reason = ""
 
     def request(self, message: Message) -> list[bytes]:
-        data = dataclasses.replace(message, seq=next(self._seq), pid=os.getpid()).encode()
-        return [r for r in self.km.handle(data) if r[1] not in NOTIFICATIONS or r[2]]
+        """The replies (the EXPIREs and ACQUIREs the key manager has for this process are
+        not setkey's to show)."""
+        answer = self.client.request(message)
+        self._reason = answer.reason
+        return answer.replies
 
     def explain(self, code: int, kind: int) -> str:
         """The key manager's own reason for the refusal just made, and the errno's name."""
-        return refusal(kind, code, self.km.refusal)
+        return refusal(kind, code, self._reason)
 
 
 class DaemonTransport:

@@ -26,7 +26,7 @@ from cryptoapi.pfkey.explain import message_name, refusal
 from cryptoapi.pfkey.setkey.show import format_reply
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType
 from cryptoapi.pfkey.wire.extensions import Sa
-from cryptoapi.pfkey.wire.message import HEADER, HEADER_LEN, Message, decode
+from cryptoapi.pfkey.wire.message import HEADER_LEN, Message, decode, read_header
 from cryptoapi.pfkey.wire.policy import Policy
 
 PROMISC_ON = Message(MsgType.X_PROMISC, 1)
@@ -51,10 +51,11 @@ def printdate(seconds: float) -> str:
 
 def kdebug_header(data: bytes) -> str:
     """The first two lines ``kdebug_sadb`` prints of a message (its base header)."""
-    version, kind, code, satype, length, reserved, seq, pid = HEADER.unpack_from(data)
+    header = read_header(data)
     return (
-        f"sadb_msg{{ version={version} type={kind} errno={code} satype={satype}\n"
-        f"  len={length} reserved={reserved} seq={seq} pid={pid}"
+        f"sadb_msg{{ version={header.version} type={header.type} errno={header.errno} "
+        f"satype={header.satype}\n  len={header.words} reserved={header.reserved} "
+        f"seq={header.seq} pid={header.pid}"
     )
 
 
@@ -62,7 +63,8 @@ def format_message(data: bytes, *, show_keys: bool = False, now: float | None = 
     """One message as ``setkey -x`` prints it (see the module doc), without the date."""
     if len(data) < HEADER_LEN:
         return f"a {len(data)}-byte message, shorter than sadb_msg"
-    kind, code = data[1], data[2]
+    header = read_header(data)
+    kind, code = header.type, header.errno
     title = f"SADB_{message_name(kind)}" + (f": refused, {refusal(kind, code)}" if code else "")
     lines = [title, kdebug_header(data)]
     try:

@@ -272,3 +272,12 @@ E_EXISTS = errno.EEXIST  # ADD of an SA that is there; GETSPI range exhausted (Â
 E_NO_ALGORITHM = errno.ENOSYS  # an algorithm number unknown or unavailable (Linux)
 E_EMPTY = errno.ENOENT  # DUMP of an empty database (Linux xfrm_state_walk)
 E_UNSUPPORTED = errno.EOPNOTSUPP  # a message type this manager does not handle
+
+
+def name_of(value: int, names: type[IntEnum], unknown: str | None = None) -> str:
+    """The name of ``value`` among ``names`` (``ADD``, ``ESP``, ``KEY_AUTH``), or
+    ``unknown`` (by default the number as text) for a value they do not define."""
+    try:
+        return names(value).name
+    except ValueError:
+        return str(value) if unknown is None else unknown

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.wire.constants import E_MALFORMED, ExtType
+from cryptoapi.pfkey.wire.constants import E_MALFORMED, ExtType, name_of
 
 EXT_HEADER = struct.Struct("<HH")
 ALIGN = 8
@@ -65,10 +65,7 @@ def framed(layout: struct.Struct, exttype: int, *fields: object, tail: bytes = b
 
 def ext_name(exttype: int) -> str:
     """A readable name for an extension type (``SA``, ``KEY_AUTH``, or the number)."""
-    try:
-        return ExtType(exttype).name
-    except ValueError:
-        return str(exttype)
+    return name_of(exttype, ExtType)
 
 
 def invalid(problem: str) -> PfkeyError:

@@ -111,6 +111,33 @@ def header(msg: Message, size: int) -> bytes:
     )
 
 
+class Header(NamedTuple):
+    """The ``sadb_msg`` base header of a message (RFC 2367 §2.1), its fields by name: what a
+    transport reads to tell a reply from a notification, without decoding the rest."""
+
+    version: int
+    type: int
+    errno: int
+    satype: int
+    words: int
+    """``sadb_msg_len``: the message's length in 64-bit words."""
+    reserved: int
+    seq: int
+    pid: int
+
+
+def read_header(data: Buffer) -> Header:
+    """The ``sadb_msg`` of ``data`` (the rest of the message is not looked at); EMSGSIZE
+    if ``data`` is shorter than it."""
+    if len(data) < HEADER_LEN:
+        raise _too_short(len(data))
+    return Header._make(HEADER.unpack_from(data))
+
+
+def _too_short(size: int) -> PfkeyError:
+    return PfkeyError(E_LENGTH, f"{size} bytes are too few for the 16-byte sadb_msg")
+
+
 def decode(data: Buffer) -> Message:
     """Decode one PF_KEY message (see :meth:`Message.decode`)."""
     return Message.decode(data)
@@ -173,7 +200,7 @@ def _scan(data: Buffer, request: bool) -> Scan:
         data = Redacted(data)  # one copy of ~200 bytes: about 0.1 us a message
     size = len(data)
     if size < HEADER_LEN:
-        raise PfkeyError(E_LENGTH, f"{size} bytes are too few for the 16-byte sadb_msg")
+        raise _too_short(size)
     version, type_, errno, satype, words, reserved, seq, pid = HEADER.unpack_from(data)
     if version != PF_KEY_V2:
         raise PfkeyError(E_MALFORMED, f"sadb_msg_version is {version}, not PF_KEY_V2 (2)")
