@@ -6,10 +6,13 @@ side by side with their goals, then the ``-X importtime`` top ten of the first-u
 
 | row | ours | peer | goal |
 |---|---|---|---|
-| first verified digest | import cryptoapi + alloc_shash("sha256").digest | hashlib | <= 1.3x |
+| first verified digest | import cryptoapi + alloc_shash("sha256").digest | hashlib | <= 1.45x |
 | first AEAD | alloc_aead("gcm(aes)") + encrypt | cryptography AESGCM | <= 1.3x |
 | bring-up, tests off | Registry("off").load_all() | one thread per registration | >= 100x |
 | per call | alloc_shash("sha256").digest(64 B) | hashlib.new("sha256", 64 B) | <= 1.3x |
+
+The first digest's goal is 1.45x, not 1.3x (issue 25): its 22 layered modules, which
+``tests/registry/test_import_path.py`` lists, cost ~290k instructions each and are worth the 5 ms.
 
 The issue's other rows are measured where their kind already is: ``gcm(aes)`` at 1400 B
 against ``AESGCM.encrypt`` in ``bench/ciphers.py``, the KDFs in ``bench/kdf.py``.
@@ -123,7 +126,8 @@ def main(rounds: int = 15) -> None:
     call, hashlib_call = per_call_ns()
     print(f"fresh processes, min of {rounds} alternating runs (bare python {bare:.1f} ms):")
     rows = [
-        ("first sha256 digest vs hashlib process", ours, peer, "ms", ours / peer, "<= 1.3x"),
+        # 1.45x, not 1.3x: 22 layered modules at ~290k instructions each (issue 25, item 7)
+        ("first sha256 digest vs hashlib process", ours, peer, "ms", ours / peer, "<= 1.45x"),
         ("first gcm(aes) encrypt vs AESGCM process", gcm, aesgcm, "ms", gcm / aesgcm, "<= 1.3x"),
         ("thread-per-registration vs bring-up (off)", old, off, "us", old / off, ">= 100x"),
         ("alloc_shash+digest(64 B) vs hashlib.new", call, hashlib_call, "ns",

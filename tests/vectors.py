@@ -1,12 +1,20 @@
-"""The one loader for published test vectors in NIST's ``key = value`` response format.
+"""The loaders for published test vectors: one per format.
 
-NIST CAVP ``.rsp`` files and the RFC transcriptions in the ``cryptography-vectors`` package
-share it: ``#`` comments, ``[section]`` headers whose settings apply to the records below,
-and records of ``Name = value`` lines separated by blank lines.
+NIST's ``key = value`` response format: NIST CAVP ``.rsp`` files and the RFC transcriptions
+in the ``cryptography-vectors`` package share it: ``#`` comments, ``[section]`` headers whose
+settings apply to the records below, and records of ``Name = value`` lines separated by
+blank lines (:func:`load`).
+
+The Linux kernel's ``crypto/testmgr.h`` tables, transcribed byte for byte into JSON under
+``tests/`` (:func:`load_testmgr`): the C struct's field names, values in hex, and the kernel's
+own key layouts, converted where this package's differ (:func:`authenc_key`).
 """
 
+import json
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import cryptography_vectors
 
@@ -60,6 +68,29 @@ def _records(lines: Iterator[str]) -> Iterator[Record]:
             current[key.strip()] = value.strip()
     if current:
         yield Record(current, dict(section), start)
+
+
+TESTS = Path(__file__).parent
+
+
+def load_testmgr(path: str) -> list[dict[str, bytes]]:
+    """The vectors of one ``crypto/testmgr.h`` table transcribed into ``tests/<path>`` (a
+    JSON object: ``source``, ``table``, ``vectors``, each vector its fields in hex)."""
+    document = json.loads((TESTS / path).read_text())
+    return [{k: bytes.fromhex(v) for k, v in vector.items()} for vector in document["vectors"]]
+
+
+RTA_AUTHENC = struct.Struct("<HHI")  # rta_len, rta_type (little-endian, as on x86), be32
+CRYPTO_AUTHENC_KEYA_PARAM = 1
+
+
+def authenc_key(kernel_key: bytes) -> bytes:
+    """This package's authenc key, enckeylen (4 bytes) || authkey || enckey, from the
+    kernel's: the same behind an rtattr header (``crypto_authenc_extractkeys``) that holds
+    enckeylen as its payload."""
+    rta_len, rta_type, _ = RTA_AUTHENC.unpack_from(kernel_key)
+    assert (rta_len, rta_type) == (RTA_AUTHENC.size, CRYPTO_AUTHENC_KEYA_PARAM), kernel_key[:4]
+    return kernel_key[4:]
 
 
 def message(record: Record) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from cryptoapi.alg import AlgType
 from cryptoapi.errors import InvalidArgument
-from cryptoapi.transforms.dh_secret import HEADER_SIZE
+from cryptoapi.transforms.dh_secret import HEADER_SIZE, MAX_P_BITS
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 PUBLIC_SIZES: dict[str, int] = {"curve25519": 32, "ecdh-nist-p256": 64, "ecdh-nist-p384": 96}
 """Name -> the length of a public value (ECDH: x || y)."""
 
-DH_MAX_P = 1024  # 8192 bits, ffdhe8192's prime: the largest group a packed secret may hold
+DH_MAX_P = MAX_P_BITS // 8  # bytes of the largest p a packed secret may hold
 
 SHAPES: dict[str, tuple[AlgType, dict[str, Any]]] = {
     "curve25519": (AlgType.KPP, {"min_keysize": 32, "max_keysize": 32}),

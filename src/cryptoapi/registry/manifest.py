@@ -248,6 +248,7 @@ INSTANCES: tuple[str, ...] = (
     "kw(aes)",
     "cbcmac(aes)",
     "essiv(cbc(aes),sha256)",
+    "essiv(authenc(hmac(sha256),cbc(aes)),sha256)",
     "vmac64(aes)",
     "ecb(sm4)",
     "cbc(sm4)",

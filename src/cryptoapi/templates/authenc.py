@@ -33,6 +33,24 @@ LENGTH_FIELD = 4
 MAX_AUTHKEY = 1024  # HMAC hashes longer keys first; no IPsec key comes near this
 
 
+def extract_keys(key: bytes, enc: Algorithm, name: str) -> tuple[bytes, bytes]:
+    """(authkey, enckey) of an authenc key, enckeylen (4 bytes) || authkey || enckey, as
+    the kernel's ``crypto_authenc_extractkeys``; InvalidKey unless the enckey is a key size
+    of the skcipher ``enc`` and the lengths add up."""
+    enckeylen = int.from_bytes(key[:LENGTH_FIELD], "big")
+    authkeylen = len(key) - LENGTH_FIELD - enckeylen
+    if (
+        len(key) < LENGTH_FIELD
+        or authkeylen < 0
+        or not (enc.min_keysize <= enckeylen <= enc.max_keysize)
+    ):
+        raise InvalidKey(
+            f"{name}: the key must be enckeylen (4 bytes) || authkey || enckey, "
+            f"with an enckey of {enc.min_keysize} to {enc.max_keysize} bytes"
+        )
+    return key[LENGTH_FIELD : LENGTH_FIELD + authkeylen], key[len(key) - enckeylen :]
+
+
 class Authenc:
     """The encrypt-then-MAC core over a keyed shash core and an skcipher core."""
 
@@ -46,16 +64,9 @@ class Authenc:
         self._authsize = 0
 
     def setkey(self, key: bytes, /) -> None:
-        enc = self._enc_alg
-        enckeylen = int.from_bytes(key[:LENGTH_FIELD], "big")
-        authkeylen = len(key) - LENGTH_FIELD - enckeylen
-        if not enc.min_keysize <= enckeylen <= enc.max_keysize or authkeylen < 0:
-            raise InvalidKey(
-                f"{self._name}: the key must be enckeylen (4 bytes) || authkey || enckey, "
-                f"with an enckey of {enc.min_keysize} to {enc.max_keysize} bytes"
-            )
-        self._enc.setkey(key[len(key) - enckeylen :])  # may refuse it: nothing changed yet
-        self._auth.setkey(key[LENGTH_FIELD : LENGTH_FIELD + authkeylen])
+        authkey, enckey = extract_keys(key, self._enc_alg, self._name)
+        self._enc.setkey(enckey)  # may refuse it: nothing changed yet
+        self._auth.setkey(authkey)
 
     def setauthsize(self, authsize: int, /) -> None:
         self._authsize = authsize

@@ -10,9 +10,11 @@ kernel's ``crypto_dh_encode_key`` packs it (little-endian, as on x86)::
 The ``ffdheNNNN(dh)`` templates pack their fixed RFC 7919 group with the caller's key, as
 the kernel's ``dh_safe_prime_set_secret`` does. The checks are the kernel's
 (``__crypto_dh_decode_key``, ``dh_set_params``: p of 1536 bits or more, key and g no longer
-than p) and SP 800-56A rev3's: 1 <= x <= p - 2, 1 < g < p - 1, and a peer's public value
-2 <= y <= p - 2 (§5.6.2.3.2; for the RFC 7919 safe primes this excludes the only small
-subgroup, {1, p - 1}, so the range check suffices, RFC 7919 §5.1).
+than p; here also p of at most 8192 bits, ffdhe8192's, the largest group the kernel names,
+which bounds a generic driver's work) and SP 800-56A rev3's: 1 <= x <= p - 2,
+1 < g < p - 1, and a peer's public value 2 <= y <= p - 2 (§5.6.2.3.2; for the RFC 7919 safe
+primes this excludes the only small subgroup, {1, p - 1}, so the range check suffices,
+RFC 7919 §5.1; for another group it is the caller's to choose a safe one, as in the kernel).
 """
 
 import struct
@@ -23,6 +25,7 @@ SECRET_TYPE_DH = 1
 _HEADER = struct.Struct("<HHIII")
 HEADER_SIZE = _HEADER.size
 MIN_P_BITS = 1536  # dh_check_params_length outside FIPS mode
+MAX_P_BITS = 8192  # ffdhe8192 (OpenSSL refuses more than 10,000 bits)
 
 
 class DhGroupKey:
@@ -81,8 +84,8 @@ def decode_secret(blob: bytes) -> DhGroupKey:
 
 def _checked(group_key: DhGroupKey) -> DhGroupKey:
     p = group_key.p
-    if p.bit_length() < MIN_P_BITS or p % 2 == 0:
-        raise InvalidKey(f"dh: p must be an odd number of at least {MIN_P_BITS} bits")
+    if not MIN_P_BITS <= p.bit_length() <= MAX_P_BITS or p % 2 == 0:
+        raise InvalidKey(f"dh: p must be an odd number of {MIN_P_BITS} to {MAX_P_BITS} bits")
     if not 1 < group_key.g < p - 1:
         raise InvalidKey("dh: g must be in 2..p-2")
     if not 0 < group_key.x < p - 1:

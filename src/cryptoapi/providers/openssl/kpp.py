@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from cryptoapi.alg import PRIORITY_OPENSSL
 from cryptoapi.errors import InvalidArgument, InvalidKey
+from cryptoapi.providers.generic.dh import Dh as GenericDh
 from cryptoapi.providers.kpp_records import check_public_size
 from cryptoapi.providers.records import record
 from cryptoapi.transforms.dh_secret import DhGroupKey, decode_secret
@@ -93,9 +94,15 @@ class Ecdh:
 
 
 class Dh:
-    """``dh`` over the packed secret's group."""
+    """``dh`` over the packed secret's group.
 
-    __slots__ = ("_group", "_key", "_private", "_public")
+    OpenSSL keys only a group whose p is a safe prime (``DH_check``: "Invalid DH
+    parameters"), while the kernel's ``dh``, and so every driver here, takes any odd p of
+    1536 bits or more. A group OpenSSL refuses is served by the generic core instead, as a
+    kernel driver flagged ``CRYPTO_ALG_NEED_FALLBACK`` hands what it lacks to software (the
+    kpp transform has no fallback of its own: it keys one core)."""
+
+    __slots__ = ("_group", "_key", "_private", "_public", "_software")
 
     def setkey(self, private: bytes, /) -> None:
         key = decode_secret(private)
@@ -103,7 +110,13 @@ class Dh:
         # cryptography builds a private key only with its public value, which it does not
         # check: a placeholder g, then OpenSSL computes the real one as the secret with g.
         placeholder = dh.DHPublicNumbers(key.g, numbers)
-        self._private = dh.DHPrivateNumbers(key.x, placeholder).private_key()
+        self._software: GenericDh | None = None
+        try:
+            self._private = dh.DHPrivateNumbers(key.x, placeholder).private_key()
+        except ValueError:  # not a safe prime (decode_secret applied the shared rules)
+            self._software = GenericDh()
+            self._software.setkey(private)
+            return
         self._group = numbers
         self._key: DhGroupKey = key
         self._public = self._private.exchange(placeholder.public_key())
@@ -112,9 +125,13 @@ class Dh:
         raise InvalidArgument("dh: a key needs a group; pass a packed secret or use ffdheNNNN(dh)")
 
     def public_key(self) -> bytes:
+        if self._software is not None:
+            return self._software.public_key()
         return self._public
 
     def shared_secret(self, peer_public: bytes, /) -> bytes:
+        if self._software is not None:
+            return self._software.shared_secret(peer_public)
         y = self._key.peer_value(peer_public)
         try:
             peer = dh.DHPublicNumbers(y, self._group).public_key()

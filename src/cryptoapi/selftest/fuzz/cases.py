@@ -102,7 +102,7 @@ def draw_length(rng: random.Random, blocksize: int) -> int:
 def draw_key(rng: random.Random, alg: Algorithm) -> bytes:
     """A key of a valid length for the name (smallest, middle or largest), now and then
     an invalid one: every implementation must then raise the same error."""
-    if alg.name.startswith("authenc("):
+    if alg.name.startswith(("authenc(", "essiv(authenc(")):  # essiv passes its key on
         return _authenc_key(rng, alg)
     low, high = alg.min_keysize, alg.max_keysize
     if alg.keyed and high == 0:  # hmac: any key length
