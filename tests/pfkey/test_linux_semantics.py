@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 
-from cryptoapi.esp.policies import select_sa
 from cryptoapi.pfkey import (
     Address,
     ExtType,
@@ -30,6 +29,7 @@ from cryptoapi.pfkey import (
     decode,
 )
 from cryptoapi.pfkey.daemon.store import StateStore
+from cryptoapi.pfkey.db.statefind import select_sa
 
 from .conftest import (
     DST,

@@ -64,13 +64,14 @@ from cryptoapi.esp.ip import (
     IPPROTO_UDP,
     Flow,
 )
-from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup, endpoints, sa_mode, select_sa
+from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup
 from cryptoapi.esp.seqfloor import SequenceFloors, fingerprint
 from cryptoapi.esp.state import EspState
 from cryptoapi.esp.stats import format_stats, new_counters
 from cryptoapi.esp.tunnel import decapsulated_ecn, inner_protocol, outer_header
 from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.db.spd import SecurityPolicy
+from cryptoapi.pfkey.db.statefind import endpoints, sa_mode, select_sa
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import (

@@ -35,7 +35,7 @@ window and flags, as it keeps its algorithms (see :mod:`~cryptoapi.pfkey.handler
 """
 
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.db.sad import SecurityAssociation, stored_mode
 from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.probe import AlgorithmProbe, KeyBits
 from cryptoapi.pfkey.wire.constants import (
@@ -82,7 +82,6 @@ _KEY_ENCRYPT = int(ExtType.KEY_ENCRYPT)
 _SA_REPLAY_EXT = int(ExtType.SA_REPLAY)
 _ESN = int(SaFlags.ESN)
 _KEPT_FLAGS = int(KEPT_FLAGS)
-_TRANSPORT = int(IpsecMode.TRANSPORT)
 _MATURE = int(SaState.MATURE)
 _KEPT = frozenset(int(t) for t in KEPT)
 _LIFETIMES = frozenset((int(ExtType.LIFETIME_HARD), int(ExtType.LIFETIME_SOFT)))
@@ -145,12 +144,12 @@ def sa2_mode(scan: Scan) -> tuple[int, int]:
     """(mode, reqid) of the message's ``sa2``: transport for any (0) or no ``sa2`` (Linux
     ``pfkey_mode_to_xfrm``); EINVAL for a mode other than any/transport/tunnel/BEET."""
     span = scan.spans.get(_SA2_EXT)
-    if span is None:
-        return _TRANSPORT, 0
-    _, _, mode, _, _, _, reqid = SADB_X_SA2.unpack_from(scan.data, span[0])
-    if mode > MAX_MODE:
-        raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
-    return mode or _TRANSPORT, reqid
+    mode = reqid = 0
+    if span is not None:
+        _, _, mode, _, _, _, reqid = SADB_X_SA2.unpack_from(scan.data, span[0])
+        if mode > MAX_MODE:
+            raise invalid(f"sa2 mode {mode} is not any, transport, tunnel or BEET")
+    return stored_mode(mode), reqid
 
 
 def replay_window(scan: Scan, replay: int, flags: int) -> int:

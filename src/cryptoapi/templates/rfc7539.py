@@ -2,7 +2,7 @@
 whose name the kernel's template keeps), from a ``chacha20`` skcipher and a ``poly1305``
 shash: ``rfc7539(chacha20,poly1305)``. Key 32 bytes, nonce (IV) 12 bytes, tag 16 bytes.
 
-The construction itself lives in :mod:`cryptoapi.providers.generic._chachapoly`; this
+The construction itself lives in :mod:`cryptoapi.transforms.chachapoly`; this
 template feeds it through the inner algorithms' cores: the chacha20 skcipher with the
 kernel's 16-byte IV (32-bit little-endian block counter || 96-bit nonce), and the keyed
 poly1305 shash, keyed afresh with each message's one-time key. ``rfc7539esp`` reuses the
@@ -13,7 +13,7 @@ import struct
 
 from cryptoapi.alg import Algorithm, AlgType, Buffer, InnerLookup, Template, instance
 from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.providers.generic._chachapoly import (
+from cryptoapi.transforms.chachapoly import (
     TAG_SIZE,
     KeystreamXor,
     chachapoly_decrypt,

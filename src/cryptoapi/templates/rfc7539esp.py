@@ -12,8 +12,8 @@ refused with InvalidArgument by the aead transform, for every implementation of 
 """
 
 from cryptoapi.alg import Algorithm, AlgType, InnerLookup, Template, instance
-from cryptoapi.providers.generic._chachapoly import TAG_SIZE
 from cryptoapi.templates.rfc7539 import KEY_SIZE, ChaChaPoly, chacha_and_poly
+from cryptoapi.transforms.chachapoly import TAG_SIZE
 
 SALT_SIZE = 4
 IV_SIZE = 8

@@ -59,6 +59,7 @@ from types import FrameType
 
 from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.daemon import unixsocket
+from cryptoapi.pfkey.daemon.backend import StateBackend
 from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
 from cryptoapi.pfkey.daemon.control import ControlServer
 from cryptoapi.pfkey.daemon.status import farewell, keyd_status
@@ -97,10 +98,11 @@ class Client:
 
 
 class KeyDaemon:
-    """Serves ``km`` on the Unix socket ``path``; ``store`` keeps its state durable."""
+    """Serves ``km`` on the Unix socket ``path``; ``store`` (any backend: SQLite's
+    :class:`~.store.StateStore` in :func:`serve`) keeps its state durable."""
 
     def __init__(
-        self, km: KeyManager, path: str | os.PathLike[str], *, store: StateStore | None = None
+        self, km: KeyManager, path: str | os.PathLike[str], *, store: StateBackend | None = None
     ) -> None:
         self.km = km
         self.path = os.fspath(path)

@@ -1,4 +1,7 @@
-"""Durable key daemon state: the SAs and policies of a key manager in one SQLite file.
+"""Durable key daemon state in SQLite: the SAs and policies of a key manager in one file,
+embedded in the daemon. :class:`StateStore` is a :class:`~.backend.StateBackend`, the
+interface the daemon calls and whose promises every backend keeps (PostgreSQL can be
+another); here is how SQLite keeps them.
 
 The daemon calls :meth:`StateStore.commit` after handling a batch of messages and before it
 sends any reply, so every change a client has seen acknowledged is on disk: the SQLite
@@ -11,10 +14,11 @@ What changed is found without scanning: the SA database and the SPD note the key
 indexes they add, replace or remove in their change journals
 (:class:`~cryptoapi.pfkey.db.journal.Journal`, started by :meth:`StateStore.attach`), as
 Linux's ``km_state_notify`` tells key managers of each change. A commit writes the current
-state of just those and clears the journals. The rows come back in the order the databases
-had them (a record inserted as the newest gets a new row, last: see :mod:`.schema`), so
-DUMP and SPDDUMP list after a restart, ``kill -9`` included, what they listed at the last
-commit, in the same order. A file of an older schema is upgraded as it is opened.
+state of just those (as :mod:`.rows` maps records to rows) and clears the journals. The
+rows come back in the order the databases had them (a record inserted as the newest gets a
+new row, last: see :mod:`.schema`), so DUMP and SPDDUMP list after a restart, ``kill -9``
+included, what they listed at the last commit, in the same order. A file of an older
+schema is upgraded as it is opened.
 
 Usage (bytes, allocations, first use) and the DYING state change in place, from the data
 path and the lifetimes, so they are written on their own schedule
@@ -54,11 +58,12 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cryptoapi.pfkey.admit import integrity
 from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT
+from cryptoapi.pfkey.daemon.backend import StateBackend
 from cryptoapi.pfkey.daemon.privatedb import (
     BUSY_TIMEOUT,
     SYNC_MODES,
@@ -66,29 +71,41 @@ from cryptoapi.pfkey.daemon.privatedb import (
     claim,
     connect,
 )
+from cryptoapi.pfkey.daemon.rows import (
+    LIFETIME_COLUMNS,
+    USAGE_COLUMNS,
+    changed_rows,
+    policy_row,
+    sa_of_row,
+    sa_row,
+    usage_row,
+)
 from cryptoapi.pfkey.daemon.schema import CREATE_SQL, SA_COLUMNS, SCHEMA, Transaction, upgrade
 from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL, UsageWriter
 from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
-from cryptoapi.pfkey.db.spd import SecurityPolicy, admit_policy
+from cryptoapi.pfkey.db.spd import admit_policy
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.wire.constants import ExtType, MsgType, SaState, SaType
-from cryptoapi.pfkey.wire.extensions import Lifetime, lifetime_at
+from cryptoapi.pfkey.wire.constants import ExtType, SaState, SaType
 from cryptoapi.pfkey.wire.message import scan
 from cryptoapi.pfkey.wire.policy import Policy
 
 if TYPE_CHECKING:
     from cryptoapi.pfkey.manager import KeyManager
 
+__all__ = [
+    "APPLICATION_ID",
+    "KEY_DATABASE",
+    "LIFETIME_COLUMNS",  # in .rows now; importable from here as before
+    "SA_COLUMNS",  # in .schema
+    "USAGE_COLUMNS",  # in .rows now
+    "StateStore",
+]
+
 log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x504B3256  # "PK2V": marks the file as a cryptoapi key database
 KEY_DATABASE = FileKind("key database", "keyd", "keys", APPLICATION_ID, CREATE_SQL, SCHEMA, upgrade)
-LIFETIME_COLUMNS = ("hard", "soft")
-"""Lifetimes are kept as the ``sadb_lifetime`` extension without its first field,
-``sadb_lifetime_len`` (always 4 words): the form every schema so far has."""
-_LIFETIME_LEN = b"\x04\x00"
-
 _UPSERT_SA = (
     f"INSERT INTO sas ({', '.join(SA_COLUMNS)}) VALUES ({', '.join('?' * len(SA_COLUMNS))}) "
     "ON CONFLICT (satype, dst, spi) DO UPDATE SET "
@@ -100,63 +117,15 @@ _UPSERT_POLICY = (
     "ON CONFLICT (id) DO UPDATE SET added = excluded.added, message = excluded.message"
 )
 _DELETE_POLICY = "DELETE FROM policies WHERE id = ?"
-USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired")
-"""The SA columns that change in place (usage and DYING), written by :mod:`.usage`."""
 _UPDATE_USAGE = (
     f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS)} "
     "WHERE satype = ? AND dst = ? AND spi = ?"
 )
 _Step = tuple[str, Sequence[Sequence[Any]]]
 """A statement and the rows it runs over, in one commit."""
-K = TypeVar("K")
-V = TypeVar("V")
-R = TypeVar("R")
 
 
-def _lifetime_blob(lifetime: Lifetime | None) -> bytes | None:
-    return None if lifetime is None else lifetime.encode()[len(_LIFETIME_LEN) :]
-
-
-def _lifetime(blob: bytes | None) -> Lifetime | None:
-    return None if blob is None else lifetime_at(_LIFETIME_LEN + blob, 0)
-
-
-def _sa_row(sa: SecurityAssociation) -> tuple[Any, ...]:
-    """The ``SA_COLUMNS`` of ``sa``, its lifetimes as blobs."""
-    return tuple(
-        _lifetime_blob(getattr(sa, column)) if column in LIFETIME_COLUMNS else getattr(sa, column)
-        for column in SA_COLUMNS
-    )
-
-
-def _usage_row(sa: SecurityAssociation) -> tuple[Any, ...]:
-    """The parameters of ``_UPDATE_USAGE`` for ``sa``."""
-    return (*(getattr(sa, column) for column in USAGE_COLUMNS), sa.satype, sa.dst, sa.spi)
-
-
-def _policy_row(policy: SecurityPolicy) -> tuple[int, float, bytes]:
-    """The ``policies`` row of ``policy``: its index, when it was added, and the message
-    that adds it again."""
-    return policy.index, policy.added, policy.message(MsgType.X_SPDADD, 0, 0).encode()
-
-
-def _rows(
-    journal: Journal[K], current: Mapping[K, V], row: Callable[[V], R]
-) -> tuple[list[K], list[R]]:
-    """The keys of the rows to delete (records gone or moved, see
-    :class:`~cryptoapi.pfkey.db.journal.Journal`) and the rows to write, for the records
-    ``journal`` names, in its order: the database's, which new rows take as rowids."""
-    deletes, upserts = [], []
-    for key in journal.changed:
-        record = current.get(key)
-        if record is None or key in journal.moved:
-            deletes.append(key)
-        if record is not None:
-            upserts.append(row(record))
-    return deletes, upserts
-
-
-class StateStore:
+class StateStore(StateBackend):
     """The SQLite file at ``path`` holding one key manager's SAs and policies, locked for
     this store until :meth:`close`. Usage is written at most every ``usage_interval``
     seconds of ``clock`` (monotonic; see the module docstring)."""
@@ -206,11 +175,7 @@ class StateStore:
         """Every stored SA, oldest first (as the database had them)."""
         query = f"SELECT {', '.join(SA_COLUMNS)} FROM sas ORDER BY rowid"
         for row in self.db.execute(query):
-            values = dict(zip(SA_COLUMNS, row, strict=True))
-            for column in LIFETIME_COLUMNS:
-                values[column] = _lifetime(values[column])
-            values["soft_expired"] = bool(values["soft_expired"])
-            yield SecurityAssociation(**values)
+            yield sa_of_row(row)
 
     def attach(self, km: "KeyManager") -> tuple[int, int]:
         """Load the stored SAs and policies into the (empty) key manager ``km``, with their
@@ -303,10 +268,10 @@ class StateStore:
         ``usage``, in one transaction; then the journals are cleared."""
         current = km.sad.by_key
         # each table's deletions before its writes: a row moved gets a new rowid, last
-        gone, written = _rows(sas, current, _sa_row)
+        gone, written = changed_rows(sas, current, sa_row)
         steps: list[_Step] = [(_DELETE_SA, gone), (_UPSERT_SA, written)]
         if policies.changed:  # most commits carry SAs alone
-            indexes, policy_rows = _rows(policies, km.spd.by_index, _policy_row)
+            indexes, policy_rows = changed_rows(policies, km.spd.by_index, policy_row)
             steps += (
                 (_DELETE_POLICY, [(index,) for index in indexes]),
                 (_UPSERT_POLICY, policy_rows),
@@ -322,7 +287,7 @@ class StateStore:
         """Each statement of ``steps`` over its rows, then the usage rows of ``usage``, in
         one transaction; EIO if it fails. What it wrote is noted once it is committed."""
         db = self.db
-        steps = [*steps, (_UPDATE_USAGE, [_usage_row(sa) for sa in usage])]
+        steps = [*steps, (_UPDATE_USAGE, [usage_row(sa) for sa in usage])]
         try:
             with Transaction(db):
                 for statement, rows in steps:

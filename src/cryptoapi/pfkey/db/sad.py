@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cryptoapi.pfkey.db.journal import Journal
-from cryptoapi.pfkey.wire.constants import SaState
+from cryptoapi.pfkey.wire.constants import IpsecMode, SaState
 from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, address_ip
 from cryptoapi.pfkey.wire.framing import EXT_HEADER, Extension
 from cryptoapi.pfkey.wire.message import SPECS
@@ -30,10 +30,24 @@ SaKey = tuple[int, bytes, int]
 AddressLike = str | IPAddress | bytes | SockAddr
 """An address as text, an :mod:`ipaddress` object, packed bytes or a sockaddr."""
 
+_TRANSPORT = int(IpsecMode.TRANSPORT)
+
+
+def stored_mode(mode: int) -> int:
+    """The mode an SA of ``sadb_x_sa2_mode`` ``mode`` has: any (0) is transport, as Linux's
+    ``pfkey_mode_to_xfrm`` maps it (an SA with no ``sa2`` is transport too). Written once
+    for the codec that stores an SA and the SA selection that reads one back."""
+    return mode or _TRANSPORT
+
 
 @dataclass(slots=True, eq=False, repr=False, kw_only=True)
 class SecurityAssociation:
-    """One SA. Owned by its database: read it, do not change it."""
+    """One SA, owned by its database. What names, keys and parameterizes it changes only
+    through :meth:`SADatabase.replace`; its running state changes in place, as Linux's
+    ``xfrm_state`` counts ``curlft``: the data path and
+    :meth:`~cryptoapi.pfkey.manager.KeyManager.account` count usage (``used``, ``nbytes``,
+    ``allocations``), the lifetimes make it DYING or DEAD (``state``, ``soft_expired``,
+    ``epoch``), and an X_USAGE report moves ``sequence`` and the counters."""
 
     satype: int
     spi: int

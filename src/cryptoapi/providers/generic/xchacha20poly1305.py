@@ -7,12 +7,6 @@ nonce 0x00000000 || nonce[16:24]. Key 32 bytes, nonce 24 bytes, tag 16 bytes.
 
 from cryptoapi.alg import PRIORITY_GENERIC, Buffer
 from cryptoapi.errors import InvalidArgument, InvalidKey
-from cryptoapi.providers.generic._chachapoly import (
-    TAG_SIZE,
-    KeystreamXor,
-    chachapoly_decrypt,
-    chachapoly_encrypt,
-)
 from cryptoapi.providers.generic.chacha20 import (
     HNONCE_SIZE,
     KEY_SIZE,
@@ -22,6 +16,12 @@ from cryptoapi.providers.generic.chacha20 import (
 )
 from cryptoapi.providers.generic.poly1305 import Poly1305
 from cryptoapi.providers.records import record
+from cryptoapi.transforms.chachapoly import (
+    TAG_SIZE,
+    KeystreamXor,
+    chachapoly_decrypt,
+    chachapoly_encrypt,
+)
 
 NAME = "xchacha20poly1305"
 

@@ -12,6 +12,11 @@ Given a key and a 96-bit nonce (§2.8):
 The caller binds key and nonce into ``keystream_xor(counter, data)`` and supplies
 ``new_mac(one_time_key)``, a running Poly1305; this module only arranges the pieces.
 Decryption verifies the tag (in constant time) before it decrypts anything.
+
+It sits here, beside the transforms' core protocols it is written against, so that the
+templates and the generic provider both import it from below (as :mod:`.dh_secret` is
+shared); it was ``cryptoapi.providers.generic._chachapoly``, which made the templates
+import a provider.
 """
 
 import hmac
