@@ -278,6 +278,7 @@ class EspdPair:
         *,
         mtu: int = MTU,
         profile: tuple[int, Path] | None = None,
+        espd_options: Sequence[str] = (),
     ) -> None:
         self.hosts = hosts
         self.daemons: list[Daemon] = []
@@ -288,6 +289,7 @@ class EspdPair:
                 espd = [
                     *("-m", "cryptoapi", "espd", "--tun", TUN, "-f", str(conf)),
                     *("--mtu", str(mtu), "--seq-state", str(seq_state(work, host.ns.name))),
+                    *espd_options,
                 ]
                 if profile is not None and profile[0] == index:
                     espd = ["-m", "cProfile", "-o", str(profile[1]), *espd]
@@ -379,10 +381,11 @@ def measure_espd(
     *,
     mtu: int = MTU,
     label: str = "tcp",
+    espd_options: Sequence[str] = (),
 ) -> Side:
     side = Side()
     try:
-        pair = EspdPair(hosts, transform, work, mtu=mtu)
+        pair = EspdPair(hosts, transform, work, mtu=mtu, espd_options=espd_options)
     except BenchError as error:
         return Side(error=str(error))
     try:
@@ -558,9 +561,10 @@ def _anchor_run(directory: Path, label: str, name: str) -> TcpRun:
 FuncKey = tuple[str, int, str]
 RawStats = dict[FuncKey, tuple[int, int, float, float, dict[FuncKey, tuple[Any, ...]]]]
 
-STAGES = ("tun", "udp", "lookup", "crypto", "framing", "loop", "epoll_wait")
+STAGES = ("tun", "offload", "udp", "lookup", "crypto", "framing", "loop", "epoll_wait")
 STAGE_NAMES = {
     "tun": "TUN read/write",
+    "offload": "TUN offload (cut/coalesce)",
     "udp": "UDP send/recv",
     "lookup": "SPD/SAD lookup",
     "crypto": "crypto",
@@ -582,6 +586,11 @@ _RULES = (
     ("/cryptoapi/esp/espd/tun.py", "tun"),
     ("/cryptoapi/esp/espd/", "loop"),
     ("/cryptoapi/esp/policies.py", "lookup"),
+    ("/cryptoapi/pfkey/db/selector.py", "lookup"),
+    ("/cryptoapi/pfkey/db/statefind.py", "lookup"),
+    ("/cryptoapi/esp/gso.py", "offload"),
+    ("/cryptoapi/esp/gro.py", "offload"),
+    ("/cryptoapi/esp/vnet.py", "offload"),
     ("/cryptoapi/esp/crypto.py", "crypto"),
     ("/cryptoapi/esp/", "framing"),
     ("/cryptoapi/selftest/", "setup"),
@@ -935,6 +944,7 @@ class Result:
     transform: Transform
     espd: Side
     anchor: Side | None = None
+    plain: Side | None = None  # espd --no-offload, with --plain
     profiles: list[Profile] = field(default_factory=list)
     levers: dict[str, object] = field(default_factory=dict)
 
@@ -948,6 +958,7 @@ class Result:
             "transform": dataclasses.asdict(self.transform),
             "espd": self.espd.summary(),
             "anchor": self.anchor.summary() if self.anchor else None,
+            "plain": self.plain.summary() if self.plain else None,
             "ratio": self.ratio,
             "profiles": [p.summary() for p in self.profiles],
             "levers": self.levers,
@@ -979,6 +990,10 @@ def bench_transform(
     if espd.error:
         print(f"  espd {transform.name}: {espd.error}", flush=True)
     result = Result(transform, espd, first if anchor_first else anchor())
+    if options.plain:
+        result.plain = measure_espd(
+            hosts, transform, work, runs, secs, label="plain", espd_options=["--no-offload"]
+        )
     if options.profile:
         for index in (0, 1):
             try:
@@ -1046,7 +1061,21 @@ def print_table(results: Sequence[Result]) -> None:
             f"  {_fmt(r.espd.cpu_per_gb, 1):>13}  {_fmt(anchor.cpu_per_gb, 1):>15}"
             f"  {_fmt(r.espd.us_per_packet(0), 1)}/{_fmt(r.espd.us_per_packet(1), 1)}"
         )
-        for side, what in ((r.espd, "espd"), (anchor, "anchor")):
+        if r.plain is not None:
+            ratio = (
+                r.plain.median_mbps / anchor.median_mbps
+                if r.plain.median_mbps and anchor.median_mbps
+                else None
+            )
+            print(
+                f"  --no-offload         {_fmt(r.plain.median_mbps, 1):>11}"
+                f"  {'':>17}  {_fmt(ratio, 3):>6}  {_fmt(r.plain.cpu_per_gb, 1):>13}"
+            )
+        for side, what in (
+            (r.espd, "espd"),
+            (r.plain or Side(), "espd --no-offload"),
+            (anchor, "anchor"),
+        ):
             if side.error:
                 print(f"    {what}{' (skipped)' if side.skipped else ''}: {side.error[:300]}")
 
@@ -1064,6 +1093,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="only this transform (repeatable; default all three)",
     )
     parser.add_argument("--no-anchor", action="store_true", help="skip strongSwan")
+    parser.add_argument(
+        "--plain", action="store_true", help="also measure espd --no-offload (no TUN/UDP offloads)"
+    )
     parser.add_argument("--profile", action="store_true", help="profile each espd (one run)")
     parser.add_argument("--levers", action="store_true", help="measure what would help")
     parser.add_argument(

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from scapy.layers.inet import IP, TCP
+from scapy.layers.ipsec import ESP, SecurityAssociation
 
 from cryptoapi.esp import Outbound
 from cryptoapi.esp.espd.sockets import EspSocket, Received
@@ -84,6 +86,60 @@ def test_a_tcp_transfer_arrives_intact(udp_tunnel):
     assert received == {"received": 2 * MiB, "sha256": sent["sha256"]}
     received, sent = netns.transfer(t.b, t.a, MiB // 2, seed=8)
     assert received == {"received": MiB // 2, "sha256": sent["sha256"]}
+
+
+@needs_netns
+def test_decrypted_segments_are_written_coalesced(udp_tunnel):
+    t = udp_tunnel
+    before = t.espd_b.stats()
+    received, sent = netns.transfer(t.a, t.b, MiB, seed=10)
+    assert received == {"received": MiB, "sha256": sent["sha256"]}
+    after = t.espd_b.stats()
+    writes = after["EspdTunGroWrites"] - before.get("EspdTunGroWrites", 0)
+    assert 0 < writes < 400  # 1 MiB is 778 segments of 1348 bytes
+    assert "EspdTunGsoReads" not in after  # the kernel segments unless --tso
+
+
+@needs_netns
+def test_with_tso_the_segments_espd_cuts_are_whole_packets_that_fit_the_tun():
+    """espd --tso reads super-segments and cuts them; scapy decrypts what it sent and
+    finds IP and TCP lengths and checksums right, within the TUN's MTU."""
+    with netns.hosts() as (a, b):
+        pcap = a.work / "tso.pcap"
+        espd_a = a.espd("-f", a.conf(netns.tunnel_conf(a, b)), "--tso", "--pcap", str(pcap))
+        espd_b = b.espd("-f", b.conf(netns.tunnel_conf(b, a)), "--tso")
+        espd_a.ready(), espd_b.ready()
+        assert any("offloads: coalesced writes, checksum" in line for line in espd_a.stderr)
+        received, sent = netns.transfer(a, b, MiB, seed=11)
+        assert received == {"received": MiB, "sha256": sent["sha256"]}
+        assert espd_a.stats()["EspdTunGsoReads"] > 0
+        key = bytes.fromhex(netns.tunnel_conf(a, b).split("aes-gcm-16 0x")[1][:40])
+        sa = SecurityAssociation(ESP, spi=0x1001, crypt_algo="AES-GCM", crypt_key=key,
+                                 tunnel_header=IP(src=a.outer, dst=b.outer))  # fmt: skip
+        sizes = []
+        for src, dst, _, _, esp in esp_records(pcap):
+            if esp[:4] == (0x1001).to_bytes(4, "big"):
+                outer = IP(src=socket.inet_ntoa(src), dst=socket.inet_ntoa(dst)) / ESP(esp)
+                inner = sa.decrypt(outer)
+                sizes.append(len(inner))
+                fresh = IP(bytes(inner))
+                del fresh.len, fresh.chksum, fresh[TCP].chksum
+                assert bytes(fresh) == bytes(inner), "a wrong length or checksum"
+        assert len(sizes) > 700 and max(sizes) <= 1400  # 1 MiB in packets of the TUN's MTU
+
+
+@needs_netns
+def test_without_offloads_a_tcp_transfer_arrives_intact_one_packet_per_call():
+    with netns.hosts() as (a, b):
+        espd_a, espd_b = start_pair(a, b, "--no-offload")
+        assert any("TUN device esp0: offloads: none" in line for line in espd_a.stderr)
+        received, sent = netns.transfer(a, b, MiB, seed=12)
+        assert received == {"received": MiB, "sha256": sent["sha256"]}
+        for espd in (espd_a, espd_b):
+            counters = espd.stats()
+            assert counters["EspdTunInPackets"] > 0
+            assert not any(name.startswith(("EspdTunGso", "EspdTunGro", "EspdUdpG"))
+                           for name in counters)  # fmt: skip
 
 
 def esp_records(path: Path) -> list[tuple[bytes, bytes, int, int, bytes]]:

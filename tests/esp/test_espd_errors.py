@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from cryptoapi.cli import espd as espd_command_module
 from cryptoapi.cli import main
 from cryptoapi.esp.espd import tun
 from tests.esp import netns
@@ -147,7 +148,7 @@ def test_each_tun_error_is_one_line_with_its_likely_cause(
         filename = tun.TUN_PATH if code == errno.ENOENT else None
         raise OSError(code, os.strerror(code), filename)
 
-    monkeypatch.setattr(tun, "open_tun", refuse)
+    monkeypatch.setattr(espd_command_module, "open_tun", refuse)
     conf = tmp_path / "tunnel.conf"
     conf.write_text(ONE_SA)
     argv = ["espd", "--tun", "esp9", "-f", str(conf), "--seq-state", str(tmp_path / "s")]

@@ -4,7 +4,7 @@ UDP between two sockets of this host, and a SOCK_SEQPACKET pair standing for the
 import contextlib
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -94,16 +94,18 @@ class LoopbackPath:
         self.route = (family, src, src, sport, dport)
         self.inputs: list[bytes] = []
 
-    def output_esp(self, packet: bytes) -> Sequence[Outbound]:
-        return [Outbound(*self.route, b"E" + packet)]
+    def output_many(self, packets: Iterable[bytes]) -> Sequence[Outbound]:
+        return [Outbound(*self.route, b"E" + packet) for packet in packets]
 
     def input(self, packet: bytes) -> bytes | None:
         raise AssertionError("UDP delivers no whole packets")
 
-    def input_esp(self, payload: bytes, src: bytes, dst: bytes, *, udp: bool) -> bytes | None:
+    def input_many(
+        self, payloads: Iterable[bytes], src: bytes, dst: bytes, *, udp: bool
+    ) -> list[bytes]:
         assert udp
-        self.inputs.append(payload)
-        return payload[1:]
+        self.inputs += payloads
+        return [payload[1:] for payload in payloads]
 
     def tick(self) -> None:
         pass

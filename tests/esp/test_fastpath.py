@@ -187,6 +187,36 @@ def test_fast_and_readable_paths_agree(transform, mode, version, esn, encap_port
         assert not taken
 
 
+@pytest.mark.parametrize("encap_port", [None, 4500], ids=["raw", "udp"])
+@pytest.mark.parametrize("transform", ["aes-gcm-16", "chacha20-poly1305", "aes-cbc+hmac-sha2-256"])
+def test_the_batch_calls_agree_with_one_packet_at_a_time(transform, encap_port, monkeypatch):
+    """output_many and input_many (fast path) against output_esp and input_esp one by one
+    (readable path): the same ESP bytes, inner packets, drops, counters and SA state."""
+    monkeypatch.setattr(EspCrypto, "iv", lambda self: bytes(self.ivlen))
+    fast, reference = twins(transform, IpsecMode.TUNNEL, 4, False, encap_port)
+    udp = encap_port is not None
+    extra = [b"\xff", b"\0\0\0\0ike"] if udp else []  # a keepalive and IKE, counted
+    out = {}
+    for twin in (fast, reference):
+        pair = twin.pair
+        packets = inner_packets(pair)
+        if twin.fast:
+            sent = pair.local.output_many(packets)
+        else:
+            sent = [o for p in packets for o in pair.local.output_esp(p)]
+        payloads = [o.payload for o in sent] + extra + [o.payload for o in sent[:2]]  # replays
+        src, dst = sent[0].src, sent[0].dst
+        if twin.fast:
+            received = pair.peer.input_many(payloads, src, dst, udp=udp)
+        else:
+            each = (pair.peer.input_esp(p, src, dst, udp=udp) for p in payloads)
+            received = [inner for inner in each if inner is not None]
+        out[twin.fast] = (sent, received)
+    assert_same(out[True], out[False], "batches")
+    assert out[True][1] == inner_packets(fast.pair)  # each once: the replays dropped
+    assert_same(usage(fast), usage(reference), "counters and state")
+
+
 @pytest.mark.parametrize("transform", ["aes-gcm-16", "chacha20-poly1305", "aes-gcm-8"])
 def test_esn_window_edges_agree(transform):
     """Numbers across 2^32 both ways, received out of order, then replayed."""

@@ -14,8 +14,13 @@ administrator's (ip addr, ip route).
 
 The UDP sockets use the kernel's UDP GSO and GRO where it has them: the ESP packets of one
 turn of the loop to one peer go out in few sendmsg calls (UDP_SEGMENT), and a recvmsg may
-bring several datagrams (UDP_GRO). espd logs at start which offloads each socket uses;
---no-offload sends and receives one datagram per call. Raw ESP never offloads.
+bring several datagrams (UDP_GRO). The TUN device carries a virtio-net header: the TCP
+segments decrypted in one turn are written to it coalesced, one packet per run of a flow.
+With --tso the kernel also hands espd TCP and UDP super-segments of up to 64 KB, which
+espd cuts and checksums itself (fewer reads, but more CPU in Python than the kernel spends
+doing it). espd logs at start which offloads the TUN device and each socket use;
+--no-offload reads, writes, sends and receives one packet per call. Raw ESP sockets never
+offload.
 
 --seq-state FILE keeps, for each SA's keys, a floor under its next sequence number (an
 SQLite file, mode 0600, made if absent; default /var/lib/cryptoapi/espd-TUN.seq). The
@@ -123,11 +128,17 @@ def add_parser(commands: Any) -> None:
     keys.add_argument("-f", dest="file", metavar="FILE", help="SAs and policies (setkey)")
     parser.add_argument("--udp-port", type=int, default=4500, help="UDP port (default 4500)")
     parser.add_argument("--raw-esp", action="store_true", help="send ESP as IP protocol 50")
-    parser.add_argument(
+    offloads = parser.add_mutually_exclusive_group()
+    offloads.add_argument(
         "--no-offload",
         dest="offload",
         action="store_false",
-        help="no UDP GSO or GRO: one datagram per send and receive",
+        help="no TUN or UDP offloads: one packet per read, write, send and receive",
+    )
+    offloads.add_argument(
+        "--tso",
+        action="store_true",
+        help="read TCP/UDP super-segments from the TUN and cut them in espd",
     )
     parser.add_argument(
         "--seq-state",
@@ -307,7 +318,7 @@ def _devices(
     from cryptoapi.esp.espd.sockets import open_sockets
 
     with _naming(f"TUN device {args.tun}", TUN_HINTS):
-        tun = open_tun(args.tun, mtu=args.mtu or None)
+        tun = open_tun(args.tun, mtu=args.mtu or None, offload=args.offload, segmentation=args.tso)
     cleanup.callback(tun.close)
     kinds = [(False, f"UDP port {args.udp_port}", UDP_HINTS)]
     if args.raw_esp:
@@ -320,6 +331,7 @@ def _devices(
             cleanup.callback(sock.close)
             log.info("%s: offloads: %s", sock, sock.offloads())
         sockets += opened
+    log.info("TUN device %s: offloads: %s", tun.name, tun.offloads)
     return tun, sockets
 
 

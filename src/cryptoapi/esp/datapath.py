@@ -13,7 +13,7 @@ definition.
 
 Outbound (RFC 4301 §5.1): no policy, or ``none``, lets the packet through unchanged;
 ``discard`` drops it (``XfrmOutPolBlock``); ``ipsec`` protects it with the SA its request
-selects (:mod:`~cryptoapi.esp.policies`). Without one, an ACQUIRE goes to the registered key
+selects (:mod:`~cryptoapi.pfkey.db.statefind`). Without one, an ACQUIRE goes to the registered key
 managers (once per 30 s per SA wanted, Linux's ``XFRM_ACQ_EXPIRES``) and the packet is
 dropped (``XfrmOutNoStates``), or sent in clear for a ``use`` request. A policy must have
 exactly one request, for ESP (AH, IPComp and nested bundles are not implemented:
@@ -49,7 +49,7 @@ SA starts at 1, and its IVs are still xored with a salt of the process's own.
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from cryptoapi.esp import encap, fastpath, ip
@@ -202,6 +202,19 @@ class Datapath:
         if state.tunnel:
             return [Outbound(state.family, state.src, state.dst, state.sport, state.dport, esp)]
         return [Outbound(flow.family, flow.src, flow.dst, state.sport, state.dport, esp)]
+
+    def output_many(self, packets: Iterable[bytes]) -> list[Outbound]:
+        """:meth:`output_esp` for each of ``packets`` in order, the results in one list: a
+        TUN read's segments, or a turn's reads, in one call. An SA's fast path takes a
+        packet here with no frame of :meth:`output_esp` around it."""
+        outs: list[Outbound] = []
+        fast = self.fast
+        for packet in packets:
+            if fast and (sealed := self._fast_sealed(packet, outer=False)) is not None:
+                outs.append(_new_outbound(Outbound, (*sealed[0].outbound, sealed[1])))
+            else:
+                outs += self.output_esp(packet)
+        return outs
 
     def _sealed(self, packet: bytes) -> tuple[Flow, EspState, bytes] | list[bytes]:
         """(flow, SA state, ESP packet) for a packet to protect; otherwise what to send
@@ -426,6 +439,21 @@ class Datapath:
         if udp:
             return self._udp(payload, src, dst, tos, None)
         return self._input(payload, src, dst, tos, None)
+
+    def input_many(
+        self, payloads: Iterable[bytes], src: bytes, dst: bytes, *, udp: bool, tos: int = 0
+    ) -> list[bytes]:
+        """:meth:`input_esp` for each of ``payloads`` (from ``src`` to ``dst``, as one UDP
+        GRO receive brings them) in order; the packets they held, the dropped left out."""
+        inners = []
+        for payload in payloads:
+            if udp and (payload == NAT_KEEPALIVE or payload[:4] == NON_ESP_MARKER):
+                self._udp(payload, src, dst, tos, None)  # counted there, never a packet
+                continue
+            inner = self._input(payload, src, dst, tos, None)
+            if inner is not None:
+                inners.append(inner)
+        return inners
 
     def _is_encap_port(self, port: int) -> bool:
         return port == (self.encap_port or 4500)

@@ -110,15 +110,32 @@ def _ports(packet: bytes, offset: int, proto: int) -> tuple[int, int]:
     return 0, 0
 
 
-def checksum(data: bytes) -> int:
-    """The Internet checksum of ``data`` (RFC 1071), for a header whose checksum field is 0."""
+def checksum(data: bytes, initial: int = 0) -> int:
+    """The Internet checksum of ``data`` (RFC 1071), for a header whose checksum field is 0;
+    ``initial`` is a sum of 16-bit words the checksum covers too (a pseudo-header's)."""
     if len(data) & 1:
         data += b"\0"
-    value = int.from_bytes(data, "big")
+    value = int.from_bytes(data, "big") + initial
     total = value % 0xFFFF
     if total == 0 and value:
         total = 0xFFFF  # the ones' complement sum of nonzero words is never +0
     return 0xFFFF - total
+
+
+def pseudo_header_sum(packet: bytes | bytearray, proto: int, length: int) -> int:
+    """The sum of the pseudo-header words for ``packet``'s upper-layer ``proto`` of
+    ``length`` bytes: addresses, protocol and length (RFC 793 §3.1, RFC 768; RFC 8200 §8.1,
+    whose 32-bit fields sum to the same 16-bit words)."""
+    addresses = packet[12:20] if packet[0] >> 4 == 4 else packet[8:40]
+    return int.from_bytes(addresses, "big") + proto + length
+
+
+def with_ipv4_checksum(head: bytearray) -> bytearray:
+    """``head``, which starts with an IPv4 header, with that header's checksum redone
+    (RFC 791: over the IHL words of the header only)."""
+    head[10:12] = b"\0\0"
+    head[10:12] = checksum(bytes(head[: (head[0] & 0x0F) * 4])).to_bytes(2, "big")
+    return head
 
 
 def ipv4_header(
@@ -201,9 +218,7 @@ def with_protocol(packet: bytes, header: int, proto: int, payload: bytes) -> byt
         head = bytearray(packet[:IPV4_HEADER])
         head[2:4] = (IPV4_HEADER + len(payload)).to_bytes(2, "big")
         head[9] = proto
-        head[10:12] = b"\0\0"
-        head[10:12] = checksum(bytes(head)).to_bytes(2, "big")
-        return bytes(head) + payload
+        return bytes(with_ipv4_checksum(head)) + payload
     head = bytearray(packet[:IPV6_HEADER])
     head[4:6] = len(payload).to_bytes(2, "big")
     head[6] = proto
@@ -215,9 +230,7 @@ def with_ecn(packet: bytes, ecn: int) -> bytes:
     if packet[0] >> 4 == 4:
         head = bytearray(packet[:IPV4_HEADER])
         head[1] = (head[1] & ~ECN_MASK) | ecn
-        head[10:12] = b"\0\0"
-        head[10:12] = checksum(bytes(head)).to_bytes(2, "big")
-        return bytes(head) + packet[IPV4_HEADER:]
+        return bytes(with_ipv4_checksum(head)) + packet[IPV4_HEADER:]
     first = int.from_bytes(packet[:4], "big")
     first = (first & ~(ECN_MASK << 20)) | ecn << 20
     return first.to_bytes(4, "big") + packet[4:]

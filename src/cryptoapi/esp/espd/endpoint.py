@@ -2,17 +2,27 @@
 
 One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
 
-- TUN (plaintext from the host's routes): each packet goes to ``datapath.output_esp``; each
-  ESP packet it returns is sent on the socket of its family and encapsulation (UDP when it
-  has ports, raw protocol 50 when not). A packet no IPsec policy covers (ports -1) is
-  dropped and counted: espd sends nothing in the clear. A socket with UDP GSO gets the
+- TUN (plaintext from the host's routes): the packets of a read go to
+  ``datapath.output_many``; each ESP packet it returns is sent on the socket of its family
+  and encapsulation (UDP when it has ports, raw protocol 50 when not). A packet no IPsec
+  policy covers (ports -1) is dropped and counted: espd sends nothing in the clear. A
+  socket with UDP GSO gets the
   turn's datagrams at the end of the turn, per peer in order, as few ``UDP_SEGMENT``
   sends (:mod:`.batches`); where the kernel refuses one (EIO, EINVAL) its datagrams go
   one by one (``EspdUdpGsoFallbacks``). The others send each packet as it comes.
 - an ESP socket: the packet goes to ``datapath.input`` (a whole IPv4 packet from a raw
-  socket) or ``datapath.input_esp`` (the payload, with the addresses the socket reported);
-  the decrypted packet, if any, is written to the TUN. A UDP GRO buffer is cut into its
-  datagrams first (:func:`.sockets.segments`), each decrypted on its own.
+  socket), or its datagrams to ``datapath.input_many`` (the payloads, with the addresses
+  the socket reported);
+  the decrypted packets, if any, are written to the TUN once the socket's turn is done. A
+  UDP GRO buffer is cut into its datagrams first (:func:`.sockets.segments`), each
+  decrypted on its own.
+
+A TUN device with a virtio-net header (:mod:`.tun`) brings its offloads into both ways: a
+read may be a super-segment or have its checksum left partial, which
+:func:`cryptoapi.esp.gso.split` turns into whole packets before ``output_many`` (a frame it
+cannot is dropped and counted, ``EspdTunOffloadErrors``); and a turn's decrypted packets
+are written coalesced where they continue one TCP flow (:func:`cryptoapi.esp.gro.coalesce`),
+each other one by itself with the plain header.
 - keyd's socket (``--socket``): broadcasts go to the :class:`~.follower.Follower`.
 - the signal pipe: SIGUSR1 prints the counters, SIGTERM and SIGINT stop the loop (one
   line logged: the signal, what was sent and written);
@@ -24,7 +34,9 @@ One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
 Each source gives at most ``BATCH`` packets per turn (datagrams, for a GRO socket; a GRO
 buffer is never cut short), so none starves the others. Packet counters count datagrams,
 GSO or not (``EspdSendPackets``, ``EspdReceivePackets``, ``EspdSendError*``); the
-offloads' own count calls (``EspdUdpGsoSends``, ``EspdUdpGroReceives``). The loop
+offloads' own count calls (``EspdUdpGsoSends``, ``EspdUdpGroReceives``,
+``EspdTunGsoReads``, ``EspdTunGroWrites``), and the TUN's count packets
+(``EspdTunInPackets``, ``EspdTunOutPackets``) whether coalesced or not. The loop
 moves bytes and routes results; it parses no packet (the data path does; the capture's
 outer headers are rebuilt by :mod:`.frames`) and changes no SA (the key manager does,
 through PF_KEY messages).
@@ -56,10 +68,11 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
 from typing import Protocol, TextIO
 
+from cryptoapi.esp import gro, gso, vnet
 from cryptoapi.esp.espd.batches import SendBatches
 from cryptoapi.esp.espd.follower import Follower
 from cryptoapi.esp.espd.frames import outer_packet
@@ -75,6 +88,7 @@ log = logging.getLogger(__name__)
 BATCH = 64
 """Packets taken from one source per turn."""
 MAX_PACKET = 65535
+READ_SIZE = MAX_PACKET + vnet.SIZE
 TICK = 1.0
 """The longest wait between two looks at the key manager's lifetime timers."""
 GSO_REFUSED = frozenset((errno.EIO, errno.EINVAL))
@@ -83,7 +97,7 @@ GSO_REFUSED = frozenset((errno.EIO, errno.EINVAL))
 
 
 class Outbound(Datagram, Protocol):
-    """What ``output_esp`` returns per packet (the data path's ``Outbound``)."""
+    """What ``output_many`` returns per packet (the data path's ``Outbound``)."""
 
     @property
     def family(self) -> int: ...
@@ -92,9 +106,11 @@ class Outbound(Datagram, Protocol):
 class DataPath(Protocol):
     """The part of :class:`cryptoapi.esp.Datapath` the loop uses."""
 
-    def output_esp(self, packet: bytes) -> Sequence[Outbound]: ...
+    def output_many(self, packets: Iterable[bytes]) -> Sequence[Outbound]: ...
     def input(self, packet: bytes) -> bytes | None: ...
-    def input_esp(self, payload: bytes, src: bytes, dst: bytes, *, udp: bool) -> bytes | None: ...
+    def input_many(
+        self, payloads: Iterable[bytes], src: bytes, dst: bytes, *, udp: bool
+    ) -> list[bytes]: ...
     def tick(self) -> None: ...
     def stats(self) -> dict[str, int]: ...
     def format_stats(self) -> str: ...
@@ -274,20 +290,36 @@ class Endpoint:
             self._flush()
 
     def _read_tun(self) -> None:
-        for _ in range(BATCH):
+        taken = 0
+        while taken < BATCH:  # a super-segment is never cut short
             try:
-                packet = os.read(self.tun.fd, MAX_PACKET)
+                frame = os.read(self.tun.fd, READ_SIZE)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as error:
                 self._tun_error("EspdTunReadError", "read", error)
                 return
-            self.counters["EspdTunInPackets"] += 1
-            self._output(packet)
+            packets = self._unframed(frame) if self.tun.vnet else (frame,)
+            self.counters["EspdTunInPackets"] += len(packets)
+            taken += max(len(packets), 1)
+            self._output(packets)
 
-    def _output(self, packet: bytes) -> None:
+    def _unframed(self, frame: bytes) -> list[bytes]:
+        """The packets a read with a virtio-net header stands for (see :mod:`.tun`)."""
         try:
-            outs = self.datapath.output_esp(packet)
+            packets = gso.split(frame)
+        except vnet.OffloadError as error:
+            if not self.counters["EspdTunOffloadErrors"]:
+                log.warning("dropped a TUN read (logged once): %s", error)
+            self.counters["EspdTunOffloadErrors"] += 1
+            return []
+        if len(packets) > 1:
+            self.counters["EspdTunGsoReads"] += 1
+        return packets
+
+    def _output(self, packets: Sequence[bytes]) -> None:
+        try:
+            outs = self.datapath.output_many(packets)
         except Exception:
             self._datapath_exception()
             return
@@ -344,6 +376,14 @@ class Endpoint:
         self._capture(outer_packet(out.src, out.dst, out.sport, out.dport, out.payload), sent=True)
 
     def _on_esp(self, sock: EspSocket) -> None:
+        inners: list[bytes] = []
+        try:
+            self._receive(sock, inners)
+        finally:  # what was decrypted, even when a receive failed
+            self._write_tun(inners)
+
+    def _receive(self, sock: EspSocket, inners: list[bytes]) -> None:
+        """Decrypt up to a batch of what ``sock`` received into ``inners``."""
         udp = not sock.raw
         taken = 0
         while taken < BATCH:
@@ -361,34 +401,47 @@ class Endpoint:
             else:
                 payloads = [received.payload]
             self.counters["EspdReceivePackets"] += len(payloads)
-            for payload in payloads:
-                self._input(received, payload, udp=udp)
+            inners += self._input(received, payloads, udp=udp)
             taken += len(payloads)
 
-    def _input(self, received: Received, payload: bytes, *, udp: bool) -> None:
-        """Decrypt ``payload`` (one datagram of ``received``, or its ESP part) and write
-        what it holds to the TUN."""
+    def _input(self, received: Received, payloads: list[bytes], *, udp: bool) -> list[bytes]:
+        """The packets that ``payloads`` (the datagrams of ``received``, or its ESP part)
+        hold, decrypted."""
         if self.pcap is not None:
-            frame = received.packet or outer_packet(
-                received.src, received.dst, received.sport, received.dport, payload
-            )
-            self._capture(frame, sent=False)
+            for payload in payloads:
+                frame = received.packet or outer_packet(
+                    received.src, received.dst, received.sport, received.dport, payload
+                )
+                self._capture(frame, sent=False)
         try:
             if received.packet is not None:
                 inner = self.datapath.input(received.packet)
-            else:
-                inner = self.datapath.input_esp(payload, received.src, received.dst, udp=udp)
+                return [] if inner is None else [inner]
+            return self.datapath.input_many(payloads, received.src, received.dst, udp=udp)
         except Exception:
             self._datapath_exception()
+            return []
+
+    def _write_tun(self, packets: list[bytes]) -> None:
+        """Write ``packets`` to the TUN: coalesced where its header allows (see
+        :mod:`cryptoapi.esp.gro`), else one by one."""
+        if not self.tun.vnet:
+            for packet in packets:
+                self._write(packet, 1)
             return
-        if inner is None:
-            return
+        for frame in gro.coalesce(packets):
+            if self._write(frame.data, frame.packets) and frame.packets > 1:
+                self.counters["EspdTunGroWrites"] += 1
+
+    def _write(self, data: bytes, packets: int) -> bool:
+        """One write of ``packets`` packets to the TUN; whether it was taken."""
         try:
-            os.write(self.tun.fd, inner)
+            os.write(self.tun.fd, data)
         except OSError as error:
-            self._tun_error("EspdTunWriteError", "write", error)
-            return
-        self.counters["EspdTunOutPackets"] += 1
+            self._tun_error("EspdTunWriteError", "write", error, packets)
+            return False
+        self.counters["EspdTunOutPackets"] += packets
+        return True
 
     # -- bookkeeping -------------------------------------------------------------------
 
@@ -402,10 +455,10 @@ class Endpoint:
             self.pcap.close()
             self.pcap = None
 
-    def _tun_error(self, name: str, action: str, error: OSError) -> None:
-        """Count a failed TUN read or write; raise TunGone if the device went away (see
-        :mod:`.tun`), the one error that ends the loop."""
-        self._count_error(name, error)
+    def _tun_error(self, name: str, action: str, error: OSError, packets: int = 1) -> None:
+        """Count a failed TUN read or write (of ``packets``); raise TunGone if the device
+        went away (see :mod:`.tun`), the one error that ends the loop."""
+        self._count_error(name, error, packets)
         if self.tun.gone(error):
             raise TunGone(self.tun, action, error) from None
 

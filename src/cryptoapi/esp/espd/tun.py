@@ -9,6 +9,21 @@ packet, its family taken from the version nibble. The device is brought up
 (``SIOCSIFFLAGS`` with ``IFF_UP``) and given an MTU; addresses and routes are the
 administrator's (``ip addr``, ``ip route``), as with strongSwan's kernel-libipsec.
 
+Offloads (unless ``offload=False``): with ``IFF_VNET_HDR`` every read and write starts with
+a virtio-net header (:mod:`cryptoapi.esp.vnet`). espd writes the TCP segments it decrypts in
+one turn as one coalesced packet where they continue one flow (:mod:`cryptoapi.esp.gro`),
+which costs the kernel one packet instead of dozens and the peer's TCP one ACK. Reads stay
+one packet each by default: ``TUNSETOFFLOAD`` is 0, so the kernel segments and checksums
+what it sends in C. With ``segmentation`` it is told that espd does both itself: checksums
+(``TUN_F_CSUM``), TCP segmentation (``TUN_F_TSO4``, ``TSO6``) and, where the kernel has it
+(Linux 6.2), UDP segmentation (``TUN_F_USO4``, ``USO6``); one read then brings a
+super-segment of up to 64 KB that espd cuts (:mod:`cryptoapi.esp.gso`). That saves reads,
+but CPython sums a checksum at about 4 ns a byte against the kernel's fraction of one, so it
+costs more CPU per packet than it saves (measured in the issue 21 note; ``bench.espd``). A
+kernel that refuses USO gets TSO and checksums only; one that refuses those too gets the
+header with no offload. Every other open turns every offload off, since a persistent
+device keeps what an earlier espd turned on.
+
 A device deleted under its open file (``ip link del``, or ``ip tuntap del`` of a persistent
 one) leaves the file detached: every ``read`` and ``write`` then fails with EBADFD (Linux
 ``tun_chr_read_iter``: no device) and ``poll`` reports it readable (EPOLLERR) for ever, so a
@@ -28,6 +43,18 @@ TUN_PATH = "/dev/net/tun"
 TUNSETIFF = 0x400454CA  # _IOW('T', 202, int)
 IFF_TUN = 0x0001
 IFF_NO_PI = 0x1000
+IFF_VNET_HDR = 0x4000
+TUNSETOFFLOAD = 0x400454D0  # _IOW('T', 208, unsigned int)
+TUN_F_CSUM = 0x01
+TUN_F_TSO4 = 0x02
+TUN_F_TSO6 = 0x04
+TUN_F_USO4 = 0x20
+TUN_F_USO6 = 0x40
+OFFLOADS = (
+    (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6, "checksum, TSO and USO"),
+    (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6, "checksum and TSO"),
+)
+"""The offload sets tried in turn, and how the log names them."""
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 SIOCSIFMTU = 0x8922
@@ -47,10 +74,13 @@ ICV within a 1500-byte link."""
 
 @dataclass(frozen=True, slots=True)
 class TunDevice:
-    """An open TUN device: its file descriptor (non-blocking) and the kernel's name for it."""
+    """An open TUN device: its file descriptor (non-blocking), the kernel's name for it,
+    whether reads and writes carry a virtio-net header, and the offloads turned on."""
 
     fd: int
     name: str
+    vnet: bool = False
+    offloads: str = "none"
 
     def close(self) -> None:
         os.close(self.fd)
@@ -82,24 +112,55 @@ def _exists(name: str) -> bool:
     return True
 
 
-def open_tun(name: str, *, mtu: int | None = DEFAULT_MTU) -> TunDevice:
-    """Attach to (or create) the TUN device ``name``, set its MTU, bring it up.
+def open_tun(
+    name: str,
+    *,
+    mtu: int | None = DEFAULT_MTU,
+    offload: bool = True,
+    segmentation: bool = False,
+) -> TunDevice:
+    """Attach to (or create) the TUN device ``name``, set its MTU, bring it up; with
+    ``offload``, with the virtio-net header, and with ``segmentation`` too, the
+    segmentation offloads the kernel takes (see the module doc).
 
     Raises OSError (ENOENT without ``/dev/net/tun``, EPERM without CAP_NET_ADMIN, EINVAL or
     EBUSY for a name that is a TAP device or already attached), ValueError for a name the
     kernel cannot take."""
     raw = _ifname(name)
+    flags = IFF_TUN | IFF_NO_PI | (IFF_VNET_HDR if offload else 0)
     fd = os.open(TUN_PATH, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        reply = fcntl.ioctl(fd, TUNSETIFF, _IFREQ_FLAGS.pack(raw, IFF_TUN | IFF_NO_PI))
+        reply = fcntl.ioctl(fd, TUNSETIFF, _IFREQ_FLAGS.pack(raw, flags))
         actual = _IFREQ_FLAGS.unpack(reply)[0].rstrip(b"\0")
+        offloads = _set_offloads(fd) if offload and segmentation else _clear_offloads(fd)
+        if offload:
+            offloads = f"coalesced writes, {offloads} on reads"
         if mtu is not None:
             set_mtu(actual, mtu)
         bring_up(actual)
     except BaseException:
         os.close(fd)
         raise
-    return TunDevice(fd, actual.decode())
+    return TunDevice(fd, actual.decode(), offload, offloads)
+
+
+def _clear_offloads(fd: int) -> str:
+    """Turn every offload off (a persistent device keeps those of an earlier espd)."""
+    fcntl.ioctl(fd, TUNSETOFFLOAD, 0)
+    return "none"
+
+
+def _set_offloads(fd: int) -> str:
+    """Turn on the first offload set of :data:`OFFLOADS` the kernel takes; its name."""
+    for bits, named in OFFLOADS:
+        try:
+            fcntl.ioctl(fd, TUNSETOFFLOAD, bits)
+        except OSError as error:
+            if error.errno != errno.EINVAL:
+                raise
+            continue
+        return named
+    return "none"
 
 
 def _ifname(name: str) -> bytes:

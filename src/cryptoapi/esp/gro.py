@@ -1,0 +1,168 @@
+"""Receive offload done by espd: the packets decrypted in one turn, written to a TUN device
+with a virtio-net header in as few writes as the kernel takes, as a NIC's GRO hands them up.
+
+Consecutive TCP segments of one flow that follow on from one another are written as one
+super-segment. Its virtio-net header says ``GSO_TCPV4``/``GSO_TCPV6``, ``gso_size`` is the
+first segment's payload, and the TCP checksum is left partial. The kernel takes it as one
+packet and delivers it, or forwards it and cuts it again, as one from a NIC's GRO.
+The rules are those of Linux ``tcp_gro_receive``:
+
+- the same addresses, ports, ack number, header length and TCP options; the same IPv4
+  TOS, TTL and DF (IPv6: the first word and hop limit); flags ACK or ACK|PSH only;
+- each sequence number follows on from the bytes before, and IPv4 identifications go up
+  by one;
+- every segment but the last carries ``gso_size`` bytes and the last at most that; a PSH
+  or a shorter segment ends the run;
+- at most 64 KB of IP packet.
+
+Anything else is written as it came, with the plain header.
+
+The kernel does not verify a checksum left partial (``CHECKSUM_PARTIAL`` counts as
+checked), and neither does espd: every packet here was decrypted under an AEAD tag or an
+HMAC that proves it is the bytes the peer protected, which a checksum could only confirm.
+That is Linux WireGuard's reasoning for marking what it decrypts ``CHECKSUM_UNNECESSARY``
+(``wg_packet_consume_data_done``), and wireguard-go's for its coalesced TUN writes. A
+packet that is not coalesced is written plain and verified by the kernel as before.
+"""
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from cryptoapi.esp import ip
+from cryptoapi.esp.vnet import (
+    F_NEEDS_CSUM,
+    GSO_TCPV4,
+    GSO_TCPV6,
+    PLAIN,
+    TCP_CHECKSUM,
+    VnetHeader,
+)
+
+IPPROTO_TCP = 6
+ACK = 0x10
+PSH = 0x08
+MAX_PACKET = 0xFFFF
+
+
+class Frame(NamedTuple):
+    """One write to the TUN: the virtio-net header and a packet standing for ``packets``."""
+
+    data: bytes
+    packets: int
+
+
+class _Segment(NamedTuple):
+    """A TCP segment that may join a run, and what deciding so needs."""
+
+    packet: bytes
+    key: bytes  # what every segment of a run has the same
+    seq: int
+    ident: int  # IPv4 identification (0 for IPv6)
+    start: int  # where the TCP header starts
+    end: int  # where the payload starts
+    push: bool
+
+
+class _Run:
+    """Segments that continue one another, and what the next one must be."""
+
+    __slots__ = ("ident", "next_seq", "open", "segments", "size", "total")
+
+    def __init__(self, first: _Segment) -> None:
+        self.segments = [first]
+        self.size = len(first.packet) - first.end  # gso_size: each but the last this long
+        self.total = len(first.packet)
+        self.next_seq = (first.seq + self.size) & 0xFFFFFFFF
+        self.ident = first.ident
+        self.open = not first.push
+
+    def take(self, segment: _Segment) -> bool:
+        """Add ``segment`` if it continues the run (see the module doc); whether it did."""
+        first = self.segments[0]
+        size = len(segment.packet) - segment.end
+        if not (
+            self.open
+            and segment.key == first.key
+            and segment.seq == self.next_seq
+            and size <= self.size
+            and self.total + size <= MAX_PACKET
+            and (first.start != ip.IPV4_HEADER or segment.ident == (self.ident + 1) & 0xFFFF)
+        ):
+            return False
+        self.segments.append(segment)
+        self.total += size
+        self.next_seq = (segment.seq + size) & 0xFFFFFFFF
+        self.ident = segment.ident
+        self.open = size == self.size and not segment.push
+        return True
+
+
+def coalesce(packets: Iterable[bytes]) -> list[Frame]:
+    """The writes that deliver ``packets``, in order (see the module doc)."""
+    frames: list[Frame] = []
+    run: _Run | None = None
+    for packet in packets:
+        segment = _segment(packet)
+        if segment is not None and run is not None and run.take(segment):
+            continue
+        if run is not None:
+            frames.append(_frame(run.segments))
+        if segment is None:
+            frames.append(Frame(PLAIN + packet, 1))
+            run = None
+        else:
+            run = _Run(segment)
+    if run is not None:
+        frames.append(_frame(run.segments))
+    return frames
+
+
+def _segment(packet: bytes) -> _Segment | None:
+    """``packet`` as a segment that may join a run, or None: not plain IP and TCP with
+    payload and flags ACK or ACK|PSH."""
+    if len(packet) < ip.IPV6_HEADER:
+        return None
+    if packet[0] == 0x45:  # IPv4 without options
+        start, ident = ip.IPV4_HEADER, int.from_bytes(packet[4:6], "big")
+        fixed = packet[1:2] + packet[6:10] + packet[12:20]
+        plain = packet[9] == IPPROTO_TCP and not packet[6] & 0x3F and not packet[7]
+        plain = plain and int.from_bytes(packet[2:4], "big") == len(packet)
+    elif packet[0] >> 4 == 6:
+        start, ident = ip.IPV6_HEADER, 0
+        fixed = packet[0:4] + packet[6:40]
+        plain = packet[6] == IPPROTO_TCP
+        plain = plain and int.from_bytes(packet[4:6], "big") + start == len(packet)
+    else:
+        return None
+    end = start + (packet[start + 12] >> 4) * 4
+    flags = packet[start + 13]
+    if not plain or flags not in (ACK, ACK | PSH) or not start + 20 <= end < len(packet):
+        return None
+    ports, ack_and_offset = packet[start : start + 4], packet[start + 8 : start + 13]
+    key = fixed + ports + ack_and_offset + packet[start + 20 : end]
+    seq = int.from_bytes(packet[start + 4 : start + 8], "big")
+    return _Segment(packet, key, seq, ident, start, end, flags == ACK | PSH)
+
+
+def _frame(run: list[_Segment]) -> Frame:
+    """One write for ``run``: a segment alone as it is, several as a super-segment."""
+    first = run[0]
+    if len(run) == 1:
+        return Frame(PLAIN + first.packet, 1)
+    payload = b"".join(s.packet[s.end :] for s in run)
+    head = bytearray(first.packet[: first.end])
+    tcp_length = first.end - first.start + len(payload)
+    if first.start == ip.IPV4_HEADER:
+        head[2:4] = (first.end + len(payload)).to_bytes(2, "big")
+        ip.with_ipv4_checksum(head)
+        gso = GSO_TCPV4
+    else:
+        head[4:6] = tcp_length.to_bytes(2, "big")
+        gso = GSO_TCPV6
+    if run[-1].push:
+        head[first.start + 13] |= PSH
+    partial = ip.pseudo_header_sum(head, IPPROTO_TCP, tcp_length) % 0xFFFF
+    head[first.start + TCP_CHECKSUM : first.start + TCP_CHECKSUM + 2] = partial.to_bytes(2, "big")
+    size = len(first.packet) - first.end
+    vnet = VnetHeader(F_NEEDS_CSUM, gso, first.end, size, first.start, TCP_CHECKSUM)
+    return Frame(vnet.pack() + head + payload, len(run))

@@ -1,0 +1,216 @@
+"""espd's TUN offloads without a TUN: :func:`cryptoapi.esp.gso.split` against scapy's own
+packets and checksums, and :func:`cryptoapi.esp.gro.coalesce` against ``split`` (a
+coalesced write cut again is the packets that were coalesced, byte for byte)."""
+
+import random
+import re
+
+import pytest
+from scapy.layers.inet import IP, TCP, UDP, in4_pseudoheader
+from scapy.layers.inet6 import IPv6, in6_pseudoheader
+from scapy.packet import Packet
+from scapy.utils import checksum
+
+from cryptoapi.esp import gro, gso, vnet
+from cryptoapi.esp.vnet import F_NEEDS_CSUM, VnetHeader
+
+MSS = 1348
+V4 = {"src": "10.93.1.1", "dst": "10.93.2.1"}
+V6 = {"src": "fd00::1", "dst": "fd00::2"}
+TIMESTAMPS = [("NOP", None), ("NOP", None), ("Timestamp", (123456, 654321))]
+
+
+def payload(size: int, seed: int = 1) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def checked(raw: bytes, family: int) -> Packet:
+    """``raw`` parsed by scapy, after checking that its lengths and checksums are the ones
+    scapy computes itself."""
+    packet = (IP if family == 4 else IPv6)(raw)
+    fresh = packet.copy()
+    if family == 4:
+        del fresh[IP].len, fresh[IP].chksum
+    else:
+        del fresh[IPv6].plen
+    for layer in (TCP, UDP):
+        if layer in fresh:
+            del fresh[layer].chksum
+    if UDP in fresh:
+        del fresh[UDP].len
+    assert bytes(fresh) == raw, f"scapy computes other lengths or checksums: {packet!r}"
+    return packet
+
+
+def partial(packet: Packet, offset: int) -> bytes:
+    """``packet``'s bytes with its transport checksum left partial, as a NIC offload gets
+    them: the field holds the sum of the pseudo-header (scapy's), folded, not complemented."""
+    raw = bytearray(bytes(packet))
+    layer = packet.payload
+    start = len(raw) - len(layer)
+    proto = 6 if TCP in packet else 17
+    if IP in packet:
+        pseudo = in4_pseudoheader(proto, packet[IP], len(layer))
+    else:
+        pseudo = bytes(in6_pseudoheader(proto, packet[IPv6], len(layer)))
+    raw[start + offset : start + offset + 2] = (0xFFFF - checksum(pseudo)).to_bytes(2, "big")
+    return bytes(raw)
+
+
+def frame(header: VnetHeader, packet: bytes) -> bytes:
+    return header.pack() + packet
+
+
+def tcp_super(family: int, size: int, *, flags: str = "PA", seq: int = 1000) -> Packet:
+    ip_layer = IP(**V4, id=7, flags="DF", ttl=63) if family == 4 else IPv6(**V6, hlim=63)
+    tcp = TCP(sport=5001, dport=40000, seq=seq, ack=99, flags=flags, window=500)
+    tcp.options = TIMESTAMPS
+    return ip_layer / tcp / payload(size)
+
+
+@pytest.mark.parametrize("family", [4, 6])
+@pytest.mark.parametrize("size", [MSS * 3, MSS * 7 + 5, 60_000])
+def test_a_tcp_super_segment_is_cut_as_a_nic_would(family, size):
+    original = tcp_super(family, size, flags="FPA", seq=2**32 - 3000)  # the seq wraps
+    start = 20 if family == 4 else 40
+    gso_type = vnet.GSO_TCPV4 if family == 4 else vnet.GSO_TCPV6
+    header = VnetHeader(F_NEEDS_CSUM, gso_type, start + 32, MSS, start, 16)
+    segments = gso.split(frame(header, partial(original, 16)))
+    assert len(segments) == -(-size // MSS)
+    data = b""
+    for number, raw in enumerate(segments):
+        packet = checked(raw, family)
+        tcp = packet[TCP]
+        data += bytes(tcp.payload)
+        last = number == len(segments) - 1
+        assert len(tcp.payload) == (size - MSS * number if last else MSS)
+        assert tcp.seq == (2**32 - 3000 + MSS * number) % 2**32
+        assert str(tcp.flags) == ("FPA" if last else "A")
+        assert (tcp.ack, tcp.window, tcp.options) == (99, 500, original[TCP].options)
+        if family == 4:
+            assert (packet.id, packet.flags, packet.ttl) == (7 + number, 2, 63)
+    assert data == payload(size)
+
+
+def test_cwr_is_kept_on_the_first_segment_only():
+    original = tcp_super(4, MSS * 3, flags="CA")
+    header = VnetHeader(F_NEEDS_CSUM, vnet.GSO_TCPV4 | vnet.GSO_ECN, 52, MSS, 20, 16)
+    flags = [str(checked(s, 4)[TCP].flags) for s in gso.split(frame(header, partial(original, 16)))]
+    assert flags == ["AC", "A", "A"]  # scapy names them from the low bit up
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_a_udp_super_segment_is_cut_into_datagrams(family):
+    ip_layer = IP(**V4, id=300) if family == 4 else IPv6(**V6)
+    original = ip_layer / UDP(sport=53, dport=5353) / payload(1000 * 4 + 17)
+    start = 20 if family == 4 else 40
+    header = VnetHeader(F_NEEDS_CSUM, vnet.GSO_UDP_L4, start + 8, 1000, start, 6)
+    segments = gso.split(frame(header, partial(original, 6)))
+    got = [checked(raw, family) for raw in segments]
+    assert [len(p[UDP].payload) for p in got] == [1000] * 4 + [17]
+    assert b"".join(bytes(p[UDP].payload) for p in got) == payload(4017)
+    if family == 4:
+        assert [p.id for p in got] == [300, 301, 302, 303, 304]
+
+
+@pytest.mark.parametrize("layer", [TCP(sport=1, dport=2, flags="S"), UDP(sport=1, dport=2)])
+def test_a_partial_checksum_is_completed(layer):
+    original = IP(**V4) / layer / payload(333)
+    offset = 16 if TCP in original else 6
+    header = VnetHeader(F_NEEDS_CSUM, vnet.GSO_NONE, 0, 0, 20, offset)
+    assert gso.split(frame(header, partial(original, offset))) == [bytes(original)]
+
+
+def test_a_plain_read_is_the_packet():
+    packet = bytes(IP(**V4) / UDP() / b"x")
+    assert gso.split(vnet.PLAIN + packet) == [packet]
+
+
+@pytest.mark.parametrize(
+    ("header", "packet", "reason"),
+    [
+        (None, b"\0" * 5, "shorter than a virtio-net header"),
+        (VnetHeader(0, vnet.GSO_UDP, 28, 1000, 20, 6), bytes(IP() / UDP()), "GSO type 0x3"),
+        (VnetHeader(1, 0, 0, 0, 20, 9), bytes(IP() / UDP()), "partial checksum at 20+9"),
+        (VnetHeader(1, 0, 0, 0, 20, 16), bytes(IP() / UDP()), "partial checksum at 20+16"),
+        (VnetHeader(1, 1, 40, 100, 20, 16), bytes(IP() / UDP() / payload(500)), "protocol 6"),
+        (VnetHeader(1, 1, 40, 0, 20, 16), bytes(IP() / TCP() / payload(500)), "segment size 0"),
+        (VnetHeader(1, 1, 40, 100, 20, 16), bytes(IP(proto=6))[:20] + b"\0" * 8, "cut short"),
+    ],
+)
+def test_what_describes_no_packet_is_an_offload_error(header, packet, reason):
+    data = packet if header is None else header.pack() + packet
+    with pytest.raises(vnet.OffloadError, match=re.escape(reason)):
+        gso.split(data)
+
+
+# -- coalescing ---------------------------------------------------------------------------
+
+
+def flow(
+    family: int, count: int, *, last: int = MSS, seq: int = 1000, ident: int = 7, flags="PA"
+) -> list[bytes]:
+    """``count`` segments of one TCP flow as a NIC would cut a super-segment of ``flags``
+    (PSH on the last one only), the last ``last`` bytes long."""
+    original = tcp_super(family, MSS * (count - 1) + last, flags=flags, seq=seq)
+    start = 20 if family == 4 else 40
+    gso_type = vnet.GSO_TCPV4 if family == 4 else vnet.GSO_TCPV6
+    if family == 4:
+        original.id = ident
+    header = VnetHeader(F_NEEDS_CSUM, gso_type, start + 32, MSS, start, 16)
+    return gso.split(frame(header, partial(original, 16)))
+
+
+def changed(raw: bytes, layer: type[Packet], **fields: object) -> bytes:
+    """The IPv4 packet ``raw`` with fields of its ``layer`` changed, checksums redone."""
+    packet = IP(raw)
+    for name, value in fields.items():
+        setattr(packet[layer], name, value)
+    del packet.chksum, packet[TCP].chksum
+    return bytes(packet)
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_segments_of_one_flow_are_one_write_that_cuts_back_into_them(family):
+    segments = flow(family, 10, last=100)
+    frames = gro.coalesce(segments)
+    assert [f.packets for f in frames] == [10]
+    header = vnet.read(frames[0].data)
+    start = 20 if family == 4 else 40
+    gso_type = vnet.GSO_TCPV4 if family == 4 else vnet.GSO_TCPV6
+    assert header == VnetHeader(F_NEEDS_CSUM, gso_type, start + 32, MSS, start, 16)
+    assert gso.split(frames[0].data) == segments
+
+
+def test_other_packets_are_written_plain_and_in_order():
+    ping = bytes(IP(**V4) / UDP(sport=1, dport=2) / b"hi")
+    frames = gro.coalesce([ping, *flow(4, 3), ping])
+    assert [f.packets for f in frames] == [1, 3, 1]
+    assert frames[0].data == frames[2].data == vnet.PLAIN + ping
+
+
+def test_a_run_ends_where_the_flow_does_not_continue():
+    a = flow(4, 4)
+    assert [f.packets for f in gro.coalesce(a[:2] + a[3:])] == [2, 1]  # one lost
+    other_port = changed(a[1], TCP, dport=40001)
+    assert [f.packets for f in gro.coalesce([a[0], other_port, a[1]])] == [1, 1, 1]
+    jumped = changed(a[1], IP, id=99)  # IPv4 identifications go up by one
+    assert [f.packets for f in gro.coalesce([a[0], jumped])] == [1, 1]
+    syn = changed(a[0], TCP, flags="SA")
+    assert [f.packets for f in gro.coalesce([syn, a[1]])] == [1, 1]
+
+
+@pytest.mark.parametrize(("last", "flags"), [(200, "A"), (MSS, "PA")])
+def test_a_shorter_or_pushed_segment_ends_the_run(last, flags):
+    a = flow(4, 3, last=last, flags=flags)
+    b = flow(4, 3, seq=1000 + 2 * MSS + last, ident=10)  # would continue a
+    assert [f.packets for f in gro.coalesce(a + b)] == [3, 3]
+    full = flow(4, 3, flags="A")  # neither: the next segment joins
+    assert [f.packets for f in gro.coalesce(full + flow(4, 1, seq=1000 + 3 * MSS, ident=10))] == [4]
+
+
+def test_a_run_stops_at_64_kilobytes():
+    segments = flow(4, 40, flags="A") + flow(4, 20, seq=1000 + 40 * MSS, ident=47)
+    frames = gro.coalesce(segments)
+    assert [f.packets for f in frames] == [48, 12]  # 20 + 32 + 48 * 1348 = 64,756 bytes
+    assert [p for f in frames for p in gso.split(f.data)] == segments
