@@ -16,6 +16,8 @@ from cryptoapi import errors
         (errors.SelfTestFailed, errno.ELIBBAD, ()),
         (errors.LookupTimeout, errno.ETIMEDOUT, ()),
         (errors.AlgorithmExists, errno.EEXIST, ()),
+        (errors.FipsError, errno.ENOTRECOVERABLE, ()),
+        (errors.NotApproved, errno.ENOENT, (LookupError, errors.AlgorithmNotFound)),
     ],
 )
 def test_errno_and_bases(cls, code, bases):
@@ -36,7 +38,7 @@ def test_public_exports_are_guarded():
         "instance", "lookup", "register", "unkeyed_shash", "unregister", "Aead", "Cipher",
         "Skcipher", "Native", "NeedFallback", "alloc_aead", "alloc_cipher", "alloc_skcipher",
         "Kdf", "alloc_kdf", "kdf108_fixed_input", "Kpp", "alloc_kpp", "Rng", "alloc_rng",
-        "get_random_bytes",
+        "get_random_bytes", "FipsError", "NotApproved", "fips_enabled",
     }  # fmt: skip
     assert set(cryptoapi.__all__) == expected
     for name in expected:

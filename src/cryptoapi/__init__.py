@@ -35,8 +35,14 @@ self-test policy and registrations.
 Importing this package loads only the error types: the registry and everything under it
 load on first use (PEP 562 ``__getattr__``), and providers only when a lookup needs them,
 so ``import cryptoapi`` costs about what ``import hashlib`` does.
+
+FIPS mode (``CRYPTOAPI_FIPS=1``, ``Registry(fips=True)``, ``cryptoapi --fips``; see
+:mod:`cryptoapi.fips`) offers only the approved algorithms, makes any self-test failure
+fatal (:class:`FipsError`), and, set in the environment, checks the package's integrity
+MAC when it is imported, before any algorithm is offered.
 """
 
+import os
 import sys
 
 from cryptoapi.errors import (
@@ -44,9 +50,11 @@ from cryptoapi.errors import (
     AlgorithmNotFound,
     BadMessage,
     CryptoError,
+    FipsError,
     InvalidArgument,
     InvalidKey,
     LookupTimeout,
+    NotApproved,
     SelfTestFailed,
 )
 
@@ -114,6 +122,7 @@ __all__ = [
     "BadMessage",
     "Cipher",
     "CryptoError",
+    "FipsError",
     "HashDesc",
     "InvalidArgument",
     "InvalidKey",
@@ -122,6 +131,7 @@ __all__ = [
     "LookupTimeout",
     "Native",
     "NeedFallback",
+    "NotApproved",
     "Registry",
     "Rng",
     "SelfTest",
@@ -138,6 +148,7 @@ __all__ = [
     "alloc_shash",
     "alloc_skcipher",
     "default_registry",
+    "fips_enabled",
     "get_random_bytes",
     "instance",
     "kdf108_fixed_input",
@@ -323,3 +334,13 @@ def register(alg: "Algorithm") -> None:
 def unregister(driver: str) -> None:
     """Remove a driver (and instances built on it) from the default registry."""
     _registry().unregister(driver)
+
+
+def fips_enabled() -> bool:
+    """Whether the default registry runs in FIPS mode (``CRYPTOAPI_FIPS=1`` or
+    ``cryptoapi --fips``, read when it is created on first use; fixed from then on)."""
+    return _registry().fips
+
+
+if os.environ.get("CRYPTOAPI_FIPS"):  # FIPS mode asked: the integrity check, before any use
+    _module("cryptoapi.fips.integrity").check_at_import()  # type: ignore[attr-defined]

@@ -213,6 +213,7 @@ class Algorithm(_Frozen):
         *,
         refcnt: int = 1,
         order: int = 0,
+        fips_allowed: bool = False,
     ) -> AlgInfo:
         sizes = {size: getattr(self, size) for size in SIZES_BY_TYPE[self.type]}
         return AlgInfo(
@@ -227,6 +228,7 @@ class Algorithm(_Frozen):
             sizes=sizes,
             refcnt=refcnt,
             order=order,
+            fips_allowed=fips_allowed,
         )
 
 
@@ -234,12 +236,13 @@ class AlgInfo(_Frozen):
     """What ``algorithms()`` returns per implementation: the /proc/crypto record.
 
     ``refcnt`` is /proc/crypto's (1, plus one per registered instance built on it);
-    ``order`` the registration sequence (/proc/crypto lists the newest first).
+    ``order`` the registration sequence (/proc/crypto lists the newest first);
+    ``fips_allowed`` whether FIPS mode offers it (:mod:`cryptoapi.fips.approved`).
     """
 
     _FIELDS = (
         "name", "driver", "provider", "priority", "type", "selftest", "selftest_us", "keyed",
-        "sizes", "refcnt", "order",
+        "sizes", "refcnt", "order", "fips_allowed",
     )  # fmt: skip
     __slots__ = _FIELDS
 
@@ -254,6 +257,7 @@ class AlgInfo(_Frozen):
     sizes: dict[str, int]
     refcnt: int
     order: int
+    fips_allowed: bool
 
     def __init__(
         self,
@@ -269,6 +273,7 @@ class AlgInfo(_Frozen):
         sizes: dict[str, int],
         refcnt: int = 1,
         order: int = 0,
+        fips_allowed: bool = False,
     ) -> None:
         self._set(locals())
 
@@ -291,6 +296,7 @@ class AlgInfo(_Frozen):
             "selftest": str(self.selftest),
             "selftest_us": self.selftest_us,
             "keyed": self.keyed,
+            "fips_allowed": self.fips_allowed,
             **self.sizes,
         }
 

@@ -24,6 +24,11 @@ class AlgorithmNotFound(CryptoError, LookupError):
     errno = _errno.ENOENT
 
 
+class NotApproved(AlgorithmNotFound):
+    """FIPS mode does not offer this algorithm (ENOENT, as for a name nobody provides: the
+    kernel's lookup fails the same way); the message says "not approved in FIPS mode"."""
+
+
 class InvalidArgument(CryptoError, ValueError):
     """A parameter, length or name is not acceptable (EINVAL)."""
 
@@ -60,3 +65,13 @@ class AlgorithmExists(CryptoError):
     """A registration collides with an existing name or driver (EEXIST)."""
 
     errno = _errno.EEXIST
+
+
+class FipsError(CryptoError):
+    """FIPS mode is in its error state (ENOTRECOVERABLE): a self-test, a conditional test
+    (pairwise consistency, DRBG health or continuous test) or the integrity check failed,
+    and no algorithm is offered any more, as OpenSSL's FIPS provider and Go's
+    crypto/fips140 stop; the message names the algorithm and driver that failed. The
+    state lasts as long as the registry (the kernel panics instead)."""
+
+    errno = _errno.ENOTRECOVERABLE

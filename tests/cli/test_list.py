@@ -111,7 +111,7 @@ def test_json_marks_the_driver_each_name_resolves_to(capsys):
 def test_the_table_stars_the_selected_driver(capsys):
     assert main(["list", "--table", "--selftests", "off", "sha1"]) == 0
     header, *lines = capsys.readouterr().out.splitlines()
-    assert header.split() == ["name", "driver", "provider", "priority", "type", "selftest"]
+    assert header.split() == ["name", "driver", "provider", "priority", "type", "selftest", "fips"]
     starred = [line.split()[2] for line in lines if line.startswith("*")]
     assert starred == [Registry("off").lookup("sha1").driver]
     assert len(lines) == len(Registry("off").implementations("sha1")) >= 2

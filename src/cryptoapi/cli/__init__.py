@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from cryptoapi.cli import (
     boot,
     espd,
+    fips_install,
     fuzz,
     kdf,
     keyd,
@@ -48,6 +49,8 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: a shell's status for a writer whose rea
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command in ``argv`` (default: ``sys.argv``) and return its exit status."""
     args = build_parser().parse_args(argv)
+    if args.fips:  # before any registry exists; inherited by the daemons it starts
+        os.environ["CRYPTOAPI_FIPS"] = "1"
     try:
         status: int = args.run(args)
         sys.stdout.flush()  # inside the try: a reader that left shows up here at the latest
@@ -72,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument(
+        "--fips",
+        action="store_true",
+        help="run in FIPS mode (as CRYPTOAPI_FIPS=1): approved algorithms only, self-tests "
+        "that cannot be off, any failure fatal; needs 'cryptoapi fips-install' first",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in (
         listing,
@@ -85,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         espd,
         pfkey_exec,
         status,
+        fips_install,
     ):
         command.add_parser(commands)
     return parser

@@ -13,7 +13,11 @@ leaves, is skipped with a warning).
 first --min-cases cases, then rounds that double every implementation's cases, until the
 deadline or --iterations; so a budget spreads the cases over every implementation. On
 stderr: a progress line (in place on a terminal, every 10 s otherwise), then what the
-budget left out. A mismatch is shrunk and printed with the command that replays it.
+budget left out. A mismatch is shrunk and printed with the command that replays it. In
+FIPS mode (cryptoapi --fips fuzz) a mismatch is fatal, as a failed self-test is: the
+campaign stops at the first one and the command fails with FIPS's error (exit status 1).
+The campaign's own registries run with self-tests off and outside FIPS mode: the fuzzer
+is the test here.
 
 exit status: 0 no mismatch, and every implementation ran --iterations cases, or at least
 --min-cases when --time stopped it (a note on stderr counts those cut short); 1 a
@@ -40,7 +44,7 @@ from cryptoapi.cli import jsonout
 from cryptoapi.cli.options import non_negative_int, positive_float, positive_int
 from cryptoapi.cli.progress import Progress
 from cryptoapi.cli.table import format_table
-from cryptoapi.errors import InvalidArgument
+from cryptoapi.errors import FipsError, InvalidArgument
 from cryptoapi.registry.registry import Registry
 from cryptoapi.selftest.fuzz import (
     FuzzResult,
@@ -60,7 +64,9 @@ from cryptoapi.selftest.fuzz.campaign import (
     RangeResult,
     gather,
 )
+from cryptoapi.selftest.fuzz.engine import Mismatch
 from cryptoapi.selftest.fuzz.resume import ResumeFile
+from cryptoapi.selftest.manager import fips_from
 
 OnResult = Callable[[RangeResult], None]
 
@@ -140,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     seed = new_seed() if args.seed is None else args.seed
     print(f"cryptoapi fuzz: seed {seed}", file=sys.stderr if args.json else sys.stdout, flush=True)
     providers = {
-        impl.driver: impl.provider for impl, _ in plan(Registry("off"), args.alg, args.driver)
+        impl.driver: impl.provider
+        for impl, _ in plan(Registry("off", fips=False), args.alg, args.driver)
     }
     parameters = Parameters(
         seed, args.iterations, args.chunk, tuple(providers), args.case, minimum=args.min_cases
@@ -217,10 +224,14 @@ def execute_campaign(
         "cryptoapi fuzz", budget=None if deadline is None else deadline - time.time()
     )
 
+    fatal = fips_from(None)
+
     def finished(done: RangeResult) -> None:
         if resume is not None:
             resume.record(done)
         progress.update(campaign.progress)
+        if fatal and done.result.mismatch is not None:
+            raise _fips_error(done.result.mismatch)
 
     try:
         _execute(campaign, args, deadline, finished)
@@ -229,6 +240,15 @@ def execute_campaign(
         if resume is not None:
             resume.close()
     return campaign
+
+
+def _fips_error(mismatch: Mismatch) -> FipsError:
+    """In FIPS mode (``cryptoapi --fips fuzz``) a mismatch is fatal, as a failed self-test
+    is: the campaign stops at once, with the mismatch's report (its replay command too)."""
+    return FipsError(
+        f"FIPS error state: the fuzzing of {mismatch.alg} ({mismatch.driver}) found a "
+        f"mismatch:\n{mismatch.report()}"
+    )
 
 
 def _recorded(resume: ResumeFile | None) -> list[RangeResult]:
@@ -343,7 +363,7 @@ def _target(driver: str, faults: str) -> _Target:
 @cache
 def _registry(faults: str) -> Registry:
     """The process's registry without self-tests, for ``faults`` (see ``_target``)."""
-    return Registry("off")
+    return Registry("off", fips=False)
 
 
 def _record(run: DriverRun, provider: str) -> dict[str, object]:

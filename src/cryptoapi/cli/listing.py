@@ -10,6 +10,11 @@ a blank line, the newest registration first; being byte for byte the kernel's, i
 key the kernel lacks. --table prints one line per implementation instead, with a '*' on
 the one its name resolves to (the selected driver: what alloc_* would return, self-tested
 per --selftests as a lookup is); --json has its own versioned schema, with "selected".
+
+Each record says whether FIPS mode offers it: "fips_allowed" in --json, a "fips" column
+in --table, and, in FIPS mode (--fips), the kernel's own line in the text: c_show prints
+"fips : yes|no" after "internal" when the kernel runs with fips=1 (no for the algorithms
+it keeps for use inside approved ones only).
 """
 
 import argparse
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         newest_first = sorted(infos, key=lambda info: -info.order)
         for info in newest_first:
-            print(proc_crypto_record(info), end="\n\n")  # c_show's seq_putc(m, '\\n')
+            print(proc_crypto_record(info, fips=registry.fips), end="\n\n")  # c_show's seq_putc
     return 0
 
 
@@ -98,10 +103,10 @@ def print_selected(infos: list[AlgInfo], chosen: set[str], *, as_json: bool) -> 
         records = [{**info.as_dict(), "selected": info.driver in chosen} for info in infos]
         jsonout.dump({"algorithms": records})
         return
-    headers = ("", "name", "driver", "provider", "priority", "type", "selftest")
+    headers = ("", "name", "driver", "provider", "priority", "type", "selftest", "fips")
     rows = [
         ("*" if info.driver in chosen else "", info.name, info.driver, info.provider,
-         info.priority, str(info.type), str(info.selftest))
+         info.priority, str(info.type), str(info.selftest), _yes_no(info.fips_allowed))
         for info in infos
     ]  # fmt: skip
     print(format_table(headers, rows))
@@ -129,11 +134,12 @@ DERIVED: dict[str, Callable[[AlgInfo], object]] = {
 """Values of the kernel's keys that are not sizes of the record."""
 
 
-def proc_crypto_record(info: AlgInfo) -> str:
+def proc_crypto_record(info: AlgInfo, *, fips: bool = False) -> str:
     """One record in /proc/crypto's ``key : value`` layout (``module`` is the provider,
     under the kernel's name for it, as in /proc/crypto; JSON says ``provider``).
     ``selftest`` is ``passed`` or, for anything else, ``unknown``, as ``c_show`` reads
-    ``CRYPTO_ALG_TESTED``; nothing here is internal-only."""
+    ``CRYPTO_ALG_TESTED``; nothing here is internal-only. With ``fips`` (a registry in FIPS
+    mode) the ``fips`` line follows ``internal``, as ``c_show`` prints it under fips=1."""
     fields: dict[str, object] = {
         "name": info.name,
         "driver": info.driver,
@@ -142,9 +148,15 @@ def proc_crypto_record(info: AlgInfo) -> str:
         "refcnt": info.refcnt,
         "selftest": "passed" if info.selftest is SelfTest.PASSED else "unknown",
         "internal": "no",
-        "type": info.type,
     }
+    if fips:
+        fields["fips"] = _yes_no(info.fips_allowed)
+    fields["type"] = info.type
     for key in LAYOUTS.get(info.type) or (size.replace("_", " ") for size in info.sizes):
         size = key.replace(" ", "_")
         fields[key] = info.sizes[size] if size in info.sizes else DERIVED[key](info)
     return "\n".join(f"{key:<12} : {value}" for key, value in fields.items())
+
+
+def _yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"

@@ -216,6 +216,8 @@ def _usable(probe: AlgorithmProbe, spec: AlgSpec | None) -> KeyBits:
         return frozenset()
     usable = probe.key_bits(spec)
     if usable is None:
+        if spec.name in probe.refused:  # FIPS mode: a policy's refusal, not a missing one
+            raise invalid(f"{probe.refused[spec.name]} (SADB {spec.kind} {spec.id})")
         raise PfkeyError(
             E_NO_ALGORITHM, f"{spec.name} (SADB {spec.kind} {spec.id}) is not available"
         )

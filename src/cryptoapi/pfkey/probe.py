@@ -8,12 +8,14 @@ looked up again on every add.
 
 An algorithm whose lookup fails in any way is unavailable (ENOSYS for an SA naming it);
 failures other than "not found" (a provider that does not import, a failed self-test) are
-kept in ``failures`` for diagnosis.
+kept in ``failures`` for diagnosis. In FIPS mode an unapproved algorithm is unavailable
+too (so REGISTER lists only approved ones), and kept in ``refused``: an SA naming it is
+EINVAL, a policy's refusal rather than a missing implementation.
 """
 
 from typing import Any
 
-from cryptoapi import AlgorithmNotFound, Registry
+from cryptoapi import AlgorithmNotFound, NotApproved, Registry
 from cryptoapi.pfkey.algorithms import TABLE, AlgSpec, Kind
 
 KeyBits = frozenset[int]
@@ -30,6 +32,8 @@ class AlgorithmProbe:
         self._bits: dict[Kind, dict[int, KeyBits | None]] = {kind: {} for kind in Kind}
         self.failures: dict[str, str] = {}
         """Names whose lookup failed other than by "not found" (a broken provider), and how."""
+        self.refused: dict[str, str] = {}
+        """Names FIPS mode does not offer (NotApproved), and its words."""
         self.combinations: dict[tuple[int, int, int, bool], Any] = {}
         """(satype, auth, encrypt, unauthenticated allowed) -> its checked algorithms (kept
         by the key manager)."""
@@ -74,6 +78,9 @@ class AlgorithmProbe:
         self.probes += 1
         try:
             alg = self.registry.lookup(spec.name, spec.type)
+        except NotApproved as refusal:
+            self.refused[spec.name] = str(refusal)
+            sizes = None
         except AlgorithmNotFound:
             sizes = None
         except Exception as error:  # a provider that fails to load offers nothing either

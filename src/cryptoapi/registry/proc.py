@@ -10,6 +10,8 @@ lists the newest first (``crypto_register_alg`` puts each at the head of
 
 from __future__ import annotations
 
+from cryptoapi.fips.approved import is_approved
+
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
 
 if TYPE_CHECKING:
@@ -46,10 +48,15 @@ def _infos(table: AlgTable, entries: Iterable[Entry]) -> list[AlgInfo]:
     for entry in table.drivers.values():
         for inner in entry.alg.inner:
             users[inner.driver] = users.get(inner.driver, 0) + 1
-    return [
-        e.alg.info(e.selftest, e.selftest_us, refcnt=1 + users.get(e.alg.driver, 0), order=e.order)
-        for e in entries
-    ]
+    return [_info(e, 1 + users.get(e.alg.driver, 0)) for e in entries]
+
+
+def _info(entry: Entry, refcnt: int) -> AlgInfo:
+    """``entry``'s record, with its reference count and whether FIPS mode offers it."""
+    return entry.alg.info(
+        entry.selftest, entry.selftest_us, refcnt=refcnt, order=entry.order,
+        fips_allowed=is_approved(entry.alg),
+    )  # fmt: skip
 
 
 def _listing_order(entry: Entry) -> tuple[str, int, int]:

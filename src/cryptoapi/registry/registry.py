@@ -12,6 +12,11 @@ The self-test manager joins at registration (eager tests) and at first use (lazy
 ``full`` mode the fuzzer joins the manager through a hook that the registry hands itself
 to, so the fuzzing code knows only the small interface it drives
 (:class:`cryptoapi.selftest.fuzz.target.FuzzTarget`).
+
+In FIPS mode (:mod:`cryptoapi.fips`, imported only then) public lookups and allocations
+refuse unapproved algorithms, the manager's failures are fatal, the transforms handed out
+are tracked so that the error state can stop them, and kpp and rng records carry their
+conditional tests. The per-operation path is the same in both modes.
 """
 
 from __future__ import annotations
@@ -28,7 +33,13 @@ from cryptoapi.registry.api import Api
 from cryptoapi.registry.manifest import DEFAULT_MANIFEST, Manifest
 from cryptoapi.registry.modules import Loader
 from cryptoapi.registry.sync import Larvals
-from cryptoapi.selftest.manager import DEFAULT_FUZZ_ITERATIONS, Mode, SelfTestManager, mode_from
+from cryptoapi.selftest.manager import (
+    DEFAULT_FUZZ_ITERATIONS,
+    Mode,
+    SelfTestManager,
+    fips_from,
+    mode_from,
+)
 from cryptoapi.transforms.base import check_int
 from cryptoapi.transforms.shash import Shash
 
@@ -39,10 +50,11 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     from cryptoapi.alg import AlgInfo, Algorithm, Template
+    from cryptoapi.fips.mode import FipsMode
     from cryptoapi.registry.algboss import Algboss
     from cryptoapi.registry.trace import TraceEvent
     from cryptoapi.transforms.aead import Aead
-    from cryptoapi.transforms.base import FallbackFactory
+    from cryptoapi.transforms.base import FallbackFactory, Transform
     from cryptoapi.transforms.cipher import Cipher
     from cryptoapi.transforms.kdf import Kdf
     from cryptoapi.transforms.kpp import Kpp
@@ -51,6 +63,7 @@ if TYPE_CHECKING:
 
     Trace = Callable[[TraceEvent], None]
     T = TypeVar("T")
+    TransformT = TypeVar("TransformT", bound=Transform)
 
 DEFAULT_LOOKUP_TIMEOUT = 60.0
 RNG_REQUEST = 1 << 16  # the most bytes one DRBG request returns (SP 800-90A: 2^19 bits)
@@ -67,6 +80,11 @@ class Registry:
     every wait on work another thread is doing (building, loading, testing). ``workers``
     sizes the eager test pool; ``fuzz_iterations`` bounds the cases ``full`` mode fuzzes
     per implementation; ``trace`` receives a :class:`TraceEvent` per registration and test.
+
+    ``fips`` (default: the ``CRYPTOAPI_FIPS`` environment variable, on unless empty or
+    ``0``) runs the registry in FIPS mode (:mod:`cryptoapi.fips`): only approved
+    algorithms, self-tests that cannot be off, and any failure fatal. It is fixed for the
+    registry's life: :attr:`fips` cannot be set.
     """
 
     def __init__(
@@ -78,10 +96,12 @@ class Registry:
         workers: int | None = None,
         fuzz_iterations: int = DEFAULT_FUZZ_ITERATIONS,
         trace: Trace | None = None,
+        fips: bool | None = None,
     ) -> None:
         self.selftest = SelfTestManager(
             mode_from(selftests), workers=workers, fuzz_iterations=fuzz_iterations
         )
+        self._fips: FipsMode | None = None
         self.lookup_timeout = lookup_timeout
         self._manifest = manifest or DEFAULT_MANIFEST
         self._faults = _faults_from_env()
@@ -101,8 +121,39 @@ class Registry:
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
         self._shared_shash = self._table.shared
         self._random: Rng | None = None  # get_random_bytes's generator, made on first use
+        if fips_from(fips):
+            self._fips = self._fips_mode()
         if self.selftest.mode is Mode.FULL:
             self._join_fuzzer()
+
+    @property
+    def fips(self) -> bool:
+        """Whether this registry runs in FIPS mode (set at creation, for good)."""
+        return self._fips is not None
+
+    def _fips_mode(self) -> FipsMode:
+        """FIPS mode for this registry: self-tests on, their failures fatal."""
+        from cryptoapi.fips.mode import FipsMode, check_selftests
+
+        check_selftests(self.selftest.mode)
+        mode = FipsMode(self._close, self.selftest.broken)
+        self.selftest.fatal = mode.self_test_failed
+        return mode
+
+    def _close(self, message: str) -> None:
+        """FIPS error state: every entry point of this registry raises FipsError from now
+        on (instance attributes shadow the methods, so no call checks a flag)."""
+        from cryptoapi.fips.state import Dead
+
+        dead = Dead(message)
+        for entry_point in _ENTRY_POINTS:
+            vars(self)[entry_point] = dead
+        vars(self._api)["lookup"] = vars(self._api)["resolve"] = dead
+        self._shared_shash.clear()
+
+    def _track(self, transform: TransformT) -> TransformT:
+        """``transform``, tracked by FIPS mode's error state if this registry is in it."""
+        return transform if self._fips is None else self._fips.track(transform)
 
     @property
     def _boss(self) -> Algboss:
@@ -185,8 +236,12 @@ class Registry:
 
         With ``wait`` > 0, a name nothing provides yet is waited for (up to ``wait``
         seconds, then LookupTimeout): any registration wakes the waiter to try again.
+
+        In FIPS mode, a name resolving to an unapproved algorithm raises AlgorithmNotFound
+        saying "not approved in FIPS mode".
         """
-        return self._api.lookup(name, type, wait=wait)
+        alg = self._api.lookup(name, type, wait=wait)
+        return alg if self._fips is None else self._fips.approved(name, alg)
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Wait until every eager test submitted so far has finished."""
@@ -255,9 +310,11 @@ class Registry:
         if shared is not None:
             return shared
         alg = self._resolved_shash.get(name) or self._api.resolve(name, AlgType.SHASH)
+        if self._fips is not None:
+            alg = self._fips.approved(name, alg)
         if self._faults:
-            return Shash(self._faulted(alg))
-        transform = Shash(alg)
+            return self._track(Shash(self._faulted(alg)))
+        transform = self._track(Shash(alg))
         if not alg.keyed:
             with self._table.cond:  # shared only while ``alg`` is still the answer
                 if self._resolved_shash.get(name) is alg:
@@ -317,7 +374,7 @@ class Registry:
         """
         from cryptoapi.transforms.kdf import Kdf
 
-        return Kdf(self._faulted(self.lookup(name, AlgType.KDF)))
+        return self._track(Kdf(self._served(self.lookup(name, AlgType.KDF))))
 
     def alloc_kpp(self, name: str) -> Kpp:
         """A key-agreement transform (``curve25519``, which pyca calls X25519;
@@ -330,7 +387,7 @@ class Registry:
         """
         from cryptoapi.transforms.kpp import Kpp
 
-        return Kpp(self._faulted(self.lookup(name, AlgType.KPP)))
+        return self._track(Kpp(self._served(self.lookup(name, AlgType.KPP))))
 
     def alloc_rng(self, name: str) -> Rng:
         """A random number generator: ``stdrng`` (the best SP 800-90A DRBG, seeded from
@@ -342,7 +399,7 @@ class Registry:
         """
         from cryptoapi.transforms.rng import Rng
 
-        return Rng(self._faulted(self.lookup(name, AlgType.RNG)))
+        return self._track(Rng(self._served(self.lookup(name, AlgType.RNG))))
 
     def get_random_bytes(self, n: int) -> bytes:
         """``n`` bytes from this registry's ``stdrng``, a DRBG seeded from os.urandom,
@@ -364,17 +421,30 @@ class Registry:
         :class:`~cryptoapi.transforms.base.Unserved` instead of another's answer."""
         cls = _transform(alg.type)
         if alg.type in (AlgType.SHASH, AlgType.KDF, AlgType.KPP, AlgType.RNG):
-            return cls(self._faulted(alg))
+            return self._track(cls(self._served(alg)))
         if alone:
             from cryptoapi.transforms.base import no_fallback
 
-            return cls(self._faulted(alg), no_fallback)
+            return self._track(cls(self._served(alg), no_fallback))
         return self._keyed(cls, alg)
 
-    def _keyed(self, cls: Callable[[Algorithm, FallbackFactory], T], alg: Algorithm) -> T:
+    def _keyed(
+        self, cls: Callable[[Algorithm, FallbackFactory], TransformT], alg: Algorithm
+    ) -> TransformT:
         """A keyed transform of ``alg`` whose fallback is the next usable implementation."""
-        alg = self._faulted(alg)
-        return cls(alg, lambda passed: self._api.fallback_core(alg, passed))
+        alg = self._served(alg)
+        return self._track(
+            cls(alg, lambda passed: self._conditional(self._api.fallback_core(alg, passed)))
+        )
+
+    def _served(self, alg: Algorithm) -> Algorithm:
+        """``alg`` as it is handed out: faulted by ``CRYPTOAPI_FAULT``, then conditioned."""
+        return self._conditional(self._faulted(alg))
+
+    def _conditional(self, alg: Algorithm) -> Algorithm:
+        """In FIPS mode, ``alg`` with its conditional self-tests (and an ESP AEAD without
+        native calls: :mod:`cryptoapi.fips.conditional`); else ``alg``."""
+        return alg if self._fips is None else self._fips.served(alg)
 
     def _faulted(self, alg: Algorithm) -> Algorithm:
         """``alg``, misbehaving by the fault rule if ``CRYPTOAPI_FAULT`` names it."""
@@ -383,6 +453,15 @@ class Registry:
         from cryptoapi.selftest.fault import faulty
 
         return faulty(alg)
+
+
+_ENTRY_POINTS = (
+    "alloc_shash", "alloc_cipher", "alloc_skcipher", "alloc_aead", "alloc_kdf", "alloc_kpp",
+    "alloc_rng", "get_random_bytes", "lookup", "new_transform", "run_selftests",
+    "instantiate_all", "implementations",
+)  # fmt: skip
+"""What FIPS mode's error state closes: every way to a service (``algorithms`` stays, a
+view for the diagnosis)."""
 
 
 def _faults_from_env() -> frozenset[str]:

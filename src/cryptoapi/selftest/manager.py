@@ -10,7 +10,8 @@
 The registry asks :meth:`SelfTestManager.initial_state` at registration, hands eager tests
 to :meth:`submit`, and calls :meth:`test` when one is due. ``CRYPTOAPI_BREAK_SELFTEST``
 names drivers whose tests must fail (their outputs are corrupted before comparison), so
-anyone can watch the fallback to the next implementation work.
+anyone can watch the fallback to the next implementation work (or, in FIPS mode, the
+error state: :attr:`SelfTestManager.fatal`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from concurrent.futures import ThreadPoolExecutor
     from enum import StrEnum
+    from typing import NoReturn
 
     Fuzzer = Callable[[Algorithm, int], str | None]
     """Runs ``n`` fuzz cases of an implementation; returns a mismatch report or None."""
+    Fatal = Callable[[Algorithm, Exception], NoReturn]
+    """Called on a failed test (known answers or fuzzing) instead of reporting it: FIPS
+    mode's error state, which raises (no fallback to the next implementation)."""
 else:
     from cryptoapi._strenum import StrEnum
 
@@ -56,6 +61,17 @@ def mode_from(value: str | None) -> Mode:
     except ValueError:
         choices = ", ".join(m.value for m in Mode)
         raise InvalidArgument(f"self-test mode {value!r} is not one of {choices}") from None
+
+
+def fips_from(value: bool | None) -> bool:
+    """FIPS mode (:mod:`cryptoapi.fips`) from an argument, else from ``CRYPTOAPI_FIPS`` (on
+    unless empty or ``0``). Here, beside :func:`mode_from`, because FIPS mode is a self-test
+    policy too (tests mandatory, failures fatal), and every registry asks it."""
+    if value is None:
+        return os.environ.get("CRYPTOAPI_FIPS", "") not in ("", "0")
+    if not isinstance(value, bool):
+        raise TypeError(f"fips must be a bool or None, not {type(value).__name__}")
+    return value
 
 
 def default_workers() -> int:
@@ -83,6 +99,7 @@ class SelfTestManager:
         self._workers = workers or None  # 0 or None: the default
         self.fuzz_iterations = fuzz_iterations
         self.fuzzer: Fuzzer | None = None
+        self.fatal: Fatal | None = None  # set by a registry in FIPS mode
         self.fuzz_seed = 0  # set with the fuzzer: the seed that replays its cases
         self.broken = broken_from_env() if broken is None else broken
         self._pool: ThreadPoolExecutor | None = None
@@ -133,6 +150,8 @@ class SelfTestManager:
                     raise SelfTestFailed(f"{alg.driver}: fuzzing found a mismatch: {mismatch}")
         except Exception as error:  # any exception from an implementation fails its test
             _report_failure(alg, error)
+            if self.fatal is not None:
+                self.fatal(alg, error)
             return SelfTest.FAILED
         return SelfTest.PASSED
 

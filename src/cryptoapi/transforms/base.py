@@ -103,9 +103,11 @@ class NotPicklable:
 
 class Transform(NotPicklable):
     """What every transform shows: its names and sizes, from its record; a repr without
-    any key material. Not picklable (see :class:`NotPicklable`)."""
+    any key material; FIPS mode's service indicator. Not picklable (see
+    :class:`NotPicklable`). Weakly referable: a FIPS registry holds the transforms it
+    handed out weakly, to stop them in its error state."""
 
-    __slots__ = ("_alg",)
+    __slots__ = ("__weakref__", "_alg")
 
     def __init__(self, alg: Algorithm) -> None:
         self._alg = alg
@@ -121,6 +123,15 @@ class Transform(NotPicklable):
     @property
     def blocksize(self) -> int:
         return self._alg.blocksize
+
+    @property
+    def fips_approved(self) -> bool:
+        """FIPS 140-3's service indicator: whether this transform's services, with its
+        current key, are approved (the rules: :mod:`cryptoapi.fips.indicator`). Worked out
+        when read, from the algorithm and the key: no operation pays for it."""
+        from cryptoapi.fips.indicator import approved
+
+        return approved(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.alg_name} driver={self.driver_name}>"

@@ -41,12 +41,13 @@ class KdfCore(Protocol):
 class Kdf(Transform):
     """A key-derivation transform, as ``alloc_kdf(name)`` returns it."""
 
-    __slots__ = ("_core", "_primary")
+    __slots__ = ("_core", "_keybits", "_primary")
 
     def __init__(self, alg: Algorithm) -> None:
         self._alg = alg
         self._primary: KdfCore = alg.create()
         self._core: KdfCore = NO_KEY
+        self._keybits = -1  # the key's length, for the FIPS service indicator (-1: none)
 
     def setkey(self, key: Buffer, salt: Buffer | None = None, **options: Any) -> None:
         """Set the key derivation key (HKDF: the input keying material, plus ``salt``).
@@ -70,6 +71,7 @@ class Kdf(Transform):
             self._primary.setkey(key, salt=salt)
         else:
             self._primary.setkey(key)
+        self._keybits = len(key) * 8
         self._core = self._primary
 
     def derive(

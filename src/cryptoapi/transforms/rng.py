@@ -73,7 +73,7 @@ def bound(alg: Algorithm, lookup: InnerLookup) -> Algorithm:
 class Rng(Transform):
     """A random number generator, as ``alloc_rng(name)`` returns it."""
 
-    __slots__ = ("__weakref__", "_core", "_forked", "_lock")
+    __slots__ = ("_core", "_forked", "_lock")  # weakly referable: Transform
 
     def __init__(self, alg: Algorithm) -> None:
         self._alg = alg

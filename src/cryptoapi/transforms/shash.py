@@ -156,7 +156,7 @@ class Shash(Transform):
     ``digest_size``, ``block_size``).
     """
 
-    __slots__ = ("_core", "_digest", "_has_key")
+    __slots__ = ("_core", "_digest", "_has_key", "_keybits")
 
     # The bound digest of the core, or _missing_key until a keyed hash has its key: one
     # attribute load and call in digest(), no key check per message. The method around
@@ -199,6 +199,7 @@ class Shash(Transform):
             raise InvalidArgument(f"{self.alg_name} is not a keyed hash: setkey is not supported")
         key = check_buffer(key, "key")  # bytes(16) would be 16 zero bytes, not an error
         self._core.setkey(bytes(key))
+        self._keybits = len(key) * 8  # for the FIPS service indicator, read only when asked
         self._has_key = True
         self._digest = self._core.digest
 
