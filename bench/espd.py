@@ -986,7 +986,7 @@ def bench_transform(
         return side
 
     first = anchor() if anchor_first else None
-    espd = measure_espd(hosts, transform, work, runs, secs)
+    espd = measure_espd(hosts, transform, work, runs, secs, espd_options=options.espd_arg)
     if espd.error:
         print(f"  espd {transform.name}: {espd.error}", flush=True)
     result = Result(transform, espd, first if anchor_first else anchor())
@@ -1093,6 +1093,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="only this transform (repeatable; default all three)",
     )
     parser.add_argument("--no-anchor", action="store_true", help="skip strongSwan")
+    parser.add_argument(
+        "--espd-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="pass ARG to the measured espds (repeatable; e.g. --espd-arg=--tso)",
+    )
     parser.add_argument(
         "--plain", action="store_true", help="also measure espd --no-offload (no TUN/UDP offloads)"
     )
