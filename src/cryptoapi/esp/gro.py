@@ -25,6 +25,7 @@ That is Linux WireGuard's reasoning for marking what it decrypts ``CHECKSUM_UNNE
 packet that is not coalesced is written plain and verified by the kernel as before.
 """
 
+import struct
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -51,11 +52,17 @@ class Frame(NamedTuple):
     packets: int
 
 
+_V4_TCP = struct.Struct(">BBHHHBBH8sHHIIBB")
+"""An IPv4 header without options, then the TCP header's first 14 bytes."""
+_V6_TCP = struct.Struct(">IHBB32sHHIIBB")
+"""An IPv6 header, then the TCP header's first 14 bytes."""
+
+
 class _Segment(NamedTuple):
     """A TCP segment that may join a run, and what deciding so needs."""
 
     packet: bytes
-    key: bytes  # what every segment of a run has the same
+    key: tuple[object, ...]  # what every segment of a run has the same
     seq: int
     ident: int  # IPv4 identification (0 for IPv6)
     start: int  # where the TCP header starts
@@ -66,10 +73,12 @@ class _Segment(NamedTuple):
 class _Run:
     """Segments that continue one another, and what the next one must be."""
 
-    __slots__ = ("ident", "next_seq", "open", "segments", "size", "total")
+    __slots__ = ("ident", "key", "next_seq", "open", "segments", "size", "total", "v4")
 
     def __init__(self, first: _Segment) -> None:
         self.segments = [first]
+        self.key = first.key
+        self.v4 = first.start == ip.IPV4_HEADER
         self.size = len(first.packet) - first.end  # gso_size: each but the last this long
         self.total = len(first.packet)
         self.next_seq = (first.seq + self.size) & 0xFFFFFFFF
@@ -78,15 +87,14 @@ class _Run:
 
     def take(self, segment: _Segment) -> bool:
         """Add ``segment`` if it continues the run (see the module doc); whether it did."""
-        first = self.segments[0]
         size = len(segment.packet) - segment.end
         if not (
             self.open
-            and segment.key == first.key
             and segment.seq == self.next_seq
+            and segment.key == self.key
             and size <= self.size
             and self.total + size <= MAX_PACKET
-            and (first.start != ip.IPV4_HEADER or segment.ident == (self.ident + 1) & 0xFFFF)
+            and (not self.v4 or segment.ident == (self.ident + 1) & 0xFFFF)
         ):
             return False
         self.segments.append(segment)
@@ -119,28 +127,33 @@ def coalesce(packets: Iterable[bytes]) -> list[Frame]:
 
 def _segment(packet: bytes) -> _Segment | None:
     """``packet`` as a segment that may join a run, or None: not plain IP and TCP with
-    payload and flags ACK or ACK|PSH."""
-    if len(packet) < ip.IPV6_HEADER:
+    payload and flags ACK or ACK|PSH (one ``struct`` call reads what deciding needs)."""
+    size = len(packet)
+    if size < ip.IPV6_HEADER + 20:
         return None
     if packet[0] == 0x45:  # IPv4 without options
-        start, ident = ip.IPV4_HEADER, int.from_bytes(packet[4:6], "big")
-        fixed = packet[1:2] + packet[6:10] + packet[12:20]
-        plain = packet[9] == IPPROTO_TCP and not packet[6] & 0x3F and not packet[7]
-        plain = plain and int.from_bytes(packet[2:4], "big") == len(packet)
+        _, tos, total, ident, frag, ttl, proto, _, pair, sport, dport, seq, ack, offset, flags = (
+            _V4_TCP.unpack_from(packet)
+        )
+        if proto != IPPROTO_TCP or frag & ~ip.DF or total != size:
+            return None  # not TCP, a fragment, or a length that disagrees
+        start = ip.IPV4_HEADER
+        key: tuple[object, ...] = (tos, frag, ttl, pair, sport, dport, ack, offset)
     elif packet[0] >> 4 == 6:
+        first, length, proto, hops, pair, sport, dport, seq, ack, offset, flags = (
+            _V6_TCP.unpack_from(packet)
+        )
+        if proto != IPPROTO_TCP or length + ip.IPV6_HEADER != size:
+            return None
         start, ident = ip.IPV6_HEADER, 0
-        fixed = packet[0:4] + packet[6:40]
-        plain = packet[6] == IPPROTO_TCP
-        plain = plain and int.from_bytes(packet[4:6], "big") + start == len(packet)
+        key = (first, hops, pair, sport, dport, ack, offset)
     else:
         return None
-    end = start + (packet[start + 12] >> 4) * 4
-    flags = packet[start + 13]
-    if not plain or flags not in (ACK, ACK | PSH) or not start + 20 <= end < len(packet):
+    end = start + (offset >> 4) * 4
+    if flags not in (ACK, ACK | PSH) or not start + 20 <= end < size:
         return None
-    ports, ack_and_offset = packet[start : start + 4], packet[start + 8 : start + 13]
-    key = fixed + ports + ack_and_offset + packet[start + 20 : end]
-    seq = int.from_bytes(packet[start + 4 : start + 8], "big")
+    if end > start + 20:  # the options: the same in every segment of a run
+        key += (packet[start + 20 : end],)
     return _Segment(packet, key, seq, ident, start, end, flags == ACK | PSH)
 
 

@@ -290,18 +290,26 @@ class Endpoint:
             self._flush()
 
     def _read_tun(self) -> None:
-        taken = 0
-        while taken < BATCH:  # a super-segment is never cut short
-            try:
-                frame = os.read(self.tun.fd, READ_SIZE)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as error:
-                self._tun_error("EspdTunReadError", "read", error)
-                return
-            packets = self._unframed(frame) if self.tun.vnet else (frame,)
+        """Read up to a batch of packets, then protect them in one data path call (what
+        was read before a read failed, too)."""
+        packets: list[bytes] = []
+        reads = 0
+        try:
+            while reads < BATCH and len(packets) < BATCH:  # a super-segment is never cut
+                try:
+                    frame = os.read(self.tun.fd, READ_SIZE)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError as error:
+                    self._tun_error("EspdTunReadError", "read", error)
+                    break
+                reads += 1
+                if self.tun.vnet:
+                    packets += self._unframed(frame)
+                else:
+                    packets.append(frame)
+        finally:
             self.counters["EspdTunInPackets"] += len(packets)
-            taken += max(len(packets), 1)
             self._output(packets)
 
     def _unframed(self, frame: bytes) -> list[bytes]:
