@@ -53,7 +53,7 @@ from cryptoapi.pfkey import (
 )
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.probe import AlgorithmProbe
+from cryptoapi.pfkey.km.probe import AlgorithmProbe
 from cryptoapi.pfkey.wire.framing import Extension
 
 AUTH = 5  # hmac(sha256), RFC 4868: 256-bit key

@@ -4,6 +4,7 @@ import pytest
 
 import cryptoapi
 from cryptoapi import errors
+from tests.imports import type_checked
 
 
 @pytest.mark.parametrize(
@@ -43,3 +44,12 @@ def test_public_exports_are_guarded():
     assert set(cryptoapi.__all__) == expected
     for name in expected:
         assert hasattr(cryptoapi, name)
+
+
+def test_type_checkers_see_each_lazy_name_where_it_is_loaded_from():
+    """The imports under ``TYPE_CHECKING`` mirror the lazy table (``_LAZY``), the one list
+    ``__all__`` and ``__getattr__`` are derived from."""
+    lazy = set(cryptoapi._LAZY_FROM.values())  # (module, attribute)
+    seen = {(module, name) for module, name in type_checked(cryptoapi) if module != "types"}
+    assert seen - {("collections.abc", "Callable")} == lazy
+    assert set(cryptoapi._LAZY_FROM) <= set(cryptoapi.__all__)

@@ -45,56 +45,21 @@ MAC when it is imported, before any algorithm is offered.
 import os
 import sys
 
-from cryptoapi.errors import (
-    AlgorithmExists,
-    AlgorithmNotFound,
-    BadMessage,
-    CryptoError,
-    FipsError,
-    InvalidArgument,
-    InvalidKey,
-    LookupTimeout,
-    NotApproved,
-    SelfTestFailed,
-)
-
-TYPE_CHECKING = False  # typing costs more to import than hashlib; mypy sets it true
-if TYPE_CHECKING:
-    from cryptoapi.alg import (
-        PRIORITY_GENERIC,
-        PRIORITY_OPENSSL,
-        PRIORITY_PURE,
-        AlgInfo,
-        Algorithm,
-        AlgType,
-        SelfTest,
-        Template,
-        instance,
-    )
-    from cryptoapi.registry.registry import Registry, default_registry
-    from cryptoapi.templates.kdf108ctr import fixed_input as kdf108_fixed_input
-    from cryptoapi.transforms.aead import Aead, Native
-    from cryptoapi.transforms.base import NeedFallback
-    from cryptoapi.transforms.cipher import Cipher
-    from cryptoapi.transforms.kdf import Kdf
-    from cryptoapi.transforms.kpp import Kpp
-    from cryptoapi.transforms.rng import Rng
-    from cryptoapi.transforms.shash import HashDesc, Shash, unkeyed_shash
-    from cryptoapi.transforms.skcipher import Skcipher
-
-    __version__: str
+from cryptoapi.errors import AlgorithmExists as AlgorithmExists
+from cryptoapi.errors import AlgorithmNotFound as AlgorithmNotFound
+from cryptoapi.errors import BadMessage as BadMessage
+from cryptoapi.errors import CryptoError as CryptoError
+from cryptoapi.errors import FipsError as FipsError
+from cryptoapi.errors import InvalidArgument as InvalidArgument
+from cryptoapi.errors import InvalidKey as InvalidKey
+from cryptoapi.errors import LookupTimeout as LookupTimeout
+from cryptoapi.errors import NotApproved as NotApproved
+from cryptoapi.errors import SelfTestFailed as SelfTestFailed
 
 _LAZY = {
     "cryptoapi.alg": (
-        "PRIORITY_GENERIC",
-        "PRIORITY_OPENSSL",
-        "PRIORITY_PURE",
-        "AlgInfo",
-        "AlgType",
-        "Algorithm",
-        "SelfTest",
-        "Template",
-        "instance",
+        "PRIORITY_GENERIC", "PRIORITY_OPENSSL", "PRIORITY_PURE", "AlgInfo", "AlgType",
+        "Algorithm", "SelfTest", "Template", "instance",
     ),
     "cryptoapi.registry.registry": ("Registry", "default_registry"),
     "cryptoapi.transforms.shash": ("HashDesc", "Shash", "unkeyed_shash"),
@@ -105,61 +70,48 @@ _LAZY = {
     "cryptoapi.transforms.kpp": ("Kpp",),
     "cryptoapi.transforms.skcipher": ("Skcipher",),
     "cryptoapi.transforms.rng": ("Rng",),
-}
+}  # fmt: skip
+"""The names loaded on first use (PEP 562), by the module each comes from: the one list of
+them. ``__all__`` and ``dir()`` are derived from it; type checkers, which cannot read it,
+see the same names through the imports under ``TYPE_CHECKING`` below, which
+``tests/test_errors.py`` checks against it."""
 _LAZY_FROM = {name: (module, name) for module, names in _LAZY.items() for name in names}
 _LAZY_FROM["kdf108_fixed_input"] = ("cryptoapi.templates.kdf108ctr", "fixed_input")
 
-__all__ = [
-    "PRIORITY_GENERIC",
-    "PRIORITY_OPENSSL",
-    "PRIORITY_PURE",
-    "Aead",
-    "AlgInfo",
-    "AlgType",
-    "Algorithm",
-    "AlgorithmExists",
-    "AlgorithmNotFound",
-    "BadMessage",
-    "Cipher",
-    "CryptoError",
-    "FipsError",
-    "HashDesc",
-    "InvalidArgument",
-    "InvalidKey",
-    "Kdf",
-    "Kpp",
-    "LookupTimeout",
-    "Native",
-    "NeedFallback",
-    "NotApproved",
-    "Registry",
-    "Rng",
-    "SelfTest",
-    "SelfTestFailed",
-    "Shash",
-    "Skcipher",
-    "Template",
-    "algorithms",
-    "alloc_aead",
-    "alloc_cipher",
-    "alloc_kdf",
-    "alloc_kpp",
-    "alloc_rng",
-    "alloc_shash",
-    "alloc_skcipher",
-    "default_registry",
-    "fips_enabled",
-    "get_random_bytes",
-    "instance",
-    "kdf108_fixed_input",
-    "lookup",
-    "register",
-    "unkeyed_shash",
-    "unregister",
-]
+TYPE_CHECKING = False  # typing costs more to import than hashlib; mypy sets it true
+if TYPE_CHECKING:  # "Name as Name": re-exported, for type checkers (they cannot read _LAZY)
+    from collections.abc import Callable
+    from types import ModuleType
+
+    from cryptoapi.alg import PRIORITY_GENERIC as PRIORITY_GENERIC
+    from cryptoapi.alg import PRIORITY_OPENSSL as PRIORITY_OPENSSL
+    from cryptoapi.alg import PRIORITY_PURE as PRIORITY_PURE
+    from cryptoapi.alg import AlgInfo as AlgInfo
+    from cryptoapi.alg import Algorithm as Algorithm
+    from cryptoapi.alg import AlgType as AlgType
+    from cryptoapi.alg import SelfTest as SelfTest
+    from cryptoapi.alg import Template as Template
+    from cryptoapi.alg import instance as instance
+    from cryptoapi.registry.registry import Registry as Registry
+    from cryptoapi.registry.registry import default_registry as default_registry
+    from cryptoapi.templates.kdf108ctr import fixed_input
+    from cryptoapi.transforms.aead import Aead as Aead
+    from cryptoapi.transforms.aead import Native as Native
+    from cryptoapi.transforms.base import NeedFallback as NeedFallback
+    from cryptoapi.transforms.cipher import Cipher as Cipher
+    from cryptoapi.transforms.kdf import Kdf as Kdf
+    from cryptoapi.transforms.kpp import Kpp as Kpp
+    from cryptoapi.transforms.rng import Rng as Rng
+    from cryptoapi.transforms.shash import HashDesc as HashDesc
+    from cryptoapi.transforms.shash import Shash as Shash
+    from cryptoapi.transforms.shash import unkeyed_shash as unkeyed_shash
+    from cryptoapi.transforms.skcipher import Skcipher as Skcipher
+
+    kdf108_fixed_input = fixed_input
+    __version__: str
 
 
-def _module(name: str) -> object:
+def _module(name: str) -> "ModuleType":
     __import__(name)  # not importlib.import_module: importing importlib costs 0.6 ms
     return sys.modules[name]
 
@@ -193,14 +145,17 @@ def _version() -> str:
     return found
 
 
-_default: "Registry | None" = None
+def _first_registry() -> "Registry":
+    """The default registry, on the first call of a function below: from then on
+    ``_registry`` is :func:`cryptoapi.registry.registry.default_registry` itself, which
+    makes the registry once and holds it (the one default registry, whichever way it is
+    asked for)."""
+    global _registry
+    _registry = _module("cryptoapi.registry.registry").default_registry
+    return _registry()
 
 
-def _registry() -> "Registry":
-    global _default
-    if _default is None:
-        _default = _module("cryptoapi.registry.registry").default_registry()  # type: ignore[attr-defined]
-    return _default
+_registry: "Callable[[], Registry]" = _first_registry
 
 
 def alloc_shash(name: str) -> "Shash":
@@ -217,7 +172,7 @@ def alloc_shash(name: str) -> "Shash":
         mac.setkey(key)
         mac.verify(b"message", expected_tag)     # BadMessage if it differs
     """
-    return (_default or _registry()).alloc_shash(name)
+    return _registry().alloc_shash(name)
 
 
 def alloc_cipher(name: str) -> "Cipher":
@@ -342,5 +297,19 @@ def fips_enabled() -> bool:
     return _registry().fips
 
 
+def _public(namespace: dict[str, object]) -> tuple[str, ...]:
+    """The package's names: those of ``namespace`` that are its own (the errors and the
+    functions above: not private, not a submodule, not ``TYPE_CHECKING``), then the lazy
+    ones."""
+    own = [
+        name
+        for name, value in namespace.items()
+        if not name.startswith("_") and name != "TYPE_CHECKING" and type(value) is not type(sys)
+    ]
+    return (*own, *_LAZY_FROM)
+
+
+__all__ = list(_public(globals()))
+
 if os.environ.get("CRYPTOAPI_FIPS"):  # FIPS mode asked: the integrity check, before any use
-    _module("cryptoapi.fips.integrity").check_at_import()  # type: ignore[attr-defined]
+    _module("cryptoapi.fips.integrity").check_at_import()

@@ -8,7 +8,7 @@ tshark, a published packet), which is given the same keys from the :class:`Link`
 sends with the outbound SA (local -> peer) and receives with the inbound one (peer ->
 local); each has its own SPI and keys, so a packet decrypted with the wrong SA fails.
 
-Transforms are named by their SADB numbers (:mod:`cryptoapi.pfkey.algorithms`). Keys are
+Transforms are named by their SADB numbers (:mod:`cryptoapi.pfkey.km.algorithms`). Keys are
 given to PF_KEY as the kernel takes them: the RFC 4106/4309/4543/3686/7634 salt or nonce
 is the last 4 (CCM: 3) bytes of the encryption key. Key bytes are derived from a label
 (SHAKE-256), so every run uses the same keys and a failure replays.

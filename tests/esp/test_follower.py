@@ -36,7 +36,7 @@ from cryptoapi.pfkey import (
 )
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.routing import without_keys
+from cryptoapi.pfkey.km.routing import without_keys
 from cryptoapi.pfkey.setkey import DaemonTransport, LocalTransport, apply, parse
 from tests.pfkey.keyd import WAIT, running_keyd, short_dir, start_keyd, stop
 

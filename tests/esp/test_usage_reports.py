@@ -4,7 +4,7 @@ none lost when keyd's socket is full, everything again after a reconnection."""
 from cryptoapi.esp.espd.notices import Notices
 from cryptoapi.esp.espd.reports import UsageReports
 from cryptoapi.pfkey import ExtType, Lifetime, MsgType, Sa, decode
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.setkey import LocalTransport, apply, parse
 from cryptoapi.pfkey.wire.x_extensions import Sa2
 

@@ -36,11 +36,10 @@ def test_self_tests_cannot_be_off(monkeypatch, setting):
 
 
 def test_fips_enabled_reads_the_default_registry(monkeypatch):
-    monkeypatch.setattr(cryptoapi, "_default", None)
     monkeypatch.setenv("CRYPTOAPI_FIPS", "1")
     monkeypatch.setattr("cryptoapi.registry.registry._default", None)
     assert cryptoapi.fips_enabled() is True
-    monkeypatch.setattr(cryptoapi, "_default", cryptoapi.Registry(fips=False))
+    monkeypatch.setattr("cryptoapi.registry.registry._default", cryptoapi.Registry(fips=False))
     assert cryptoapi.fips_enabled() is False
 
 

@@ -10,14 +10,17 @@ from cryptoapi import AlgType
 from cryptoapi.pfkey import (
     Address,
     ExtType,
+    IpsecRequest,
     Key,
     KeyManager,
     Lifetime,
     Message,
     MsgType,
+    Policy,
     Sa,
     Sa2,
     SaType,
+    SecCtx,
     SockAddr,
     SpiRange,
     decode,
@@ -221,3 +224,55 @@ def dump_seqs(count):
     and 0 on the last (af_key.c ``dump_sa``/``dump_sp`` give count + 1, and
     ``pfkey_do_dump`` zeroes the last one's)."""
     return [*range(1, count), 0]
+
+
+# SPD messages (SADB_X_SPDADD ... SPDDUMP) and the SPD as a comparable list
+
+ESP_TRANSPORT = IpsecRequest(50, 1, 2)
+TUNNEL = IpsecRequest(50, 2, 3, 7, (SockAddr.of("192.0.2.1"), SockAddr.of("192.0.2.2")))
+DEFAULT_PRIORITY = 0x80000000
+
+
+def spd(
+    type=MsgType.X_SPDADD,
+    *,
+    dir=2,
+    src="10.0.0.0",
+    dst="10.1.0.0",
+    splen=24,
+    dplen=16,
+    proto=255,
+    ptype=2,
+    priority=DEFAULT_PRIORITY,
+    requests=(ESP_TRANSPORT,),
+    id=0,
+    ctx=None,
+    extra=(),
+    seq=11,
+    pid=77,
+):
+    exts = [
+        Policy(ptype, dir, id, priority, requests),
+        Address(ExtType.ADDRESS_SRC, SockAddr.of(src), proto, splen),
+        Address(ExtType.ADDRESS_DST, SockAddr.of(dst), proto, dplen),
+        *extra,
+    ]
+    if ctx is not None:
+        exts.append(SecCtx(1, 1, ctx))
+    return Message(type, 0, seq, pid, 0, tuple(exts)).encode()
+
+
+def by_id(type, id, seq=12):
+    return Message(type, 0, seq, 77, 0, (Policy(2, 0, id),)).encode()
+
+
+def spd_state(km):
+    return [(p.index, p.selector, p.type, p.priority, p.requests) for p in km.spd]
+
+
+def refused_spd(km, data, code):
+    before = spd_state(km)
+    reply = only(km, data)
+    assert (reply.errno, reply.extensions) == (code, ())
+    assert spd_state(km) == before
+    return reply

@@ -308,3 +308,15 @@ def test_a_shared_transform_follows_a_better_registration():
     after = reg.alloc_shash("sha256")
     assert (before.driver_name, after.driver_name) == ("sha256-openssl", "sha256-better")
     assert reg.alloc_shash("sha256") is after
+
+
+def test_the_module_level_functions_use_the_one_default_registry(monkeypatch):
+    """``cryptoapi.alloc_*`` and ``cryptoapi.default_registry()`` are one registry: the one
+    :func:`cryptoapi.registry.registry.default_registry` makes and holds."""
+    import cryptoapi
+
+    reg = Registry("off")
+    monkeypatch.setattr("cryptoapi.registry.registry._default", reg)
+    assert cryptoapi.default_registry() is reg
+    assert cryptoapi.alloc_shash("sha256") is reg.alloc_shash("sha256")  # its shared transform
+    assert not hasattr(cryptoapi, "_default")

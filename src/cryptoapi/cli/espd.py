@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from cryptoapi.esp.espd.notices import Notices
     from cryptoapi.esp.espd.sockets import EspSocket
     from cryptoapi.esp.seqfloor import SequenceFloors
-    from cryptoapi.pfkey.manager import KeyManager
+    from cryptoapi.pfkey.km.manager import KeyManager
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ def _build(
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.notices import Notices
     from cryptoapi.esp.espd.reports import UsageReports
-    from cryptoapi.pfkey.manager import KeyManager
+    from cryptoapi.pfkey.km.manager import KeyManager
     from cryptoapi.pfkey.wire.constants import SaType
     from cryptoapi.registry.registry import Registry
 

@@ -38,7 +38,7 @@ from cryptoapi.cli.options import (
 )
 from cryptoapi.pfkey.daemon.control import control_path
 from cryptoapi.pfkey.daemon.server import KeyDaemon, serve
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.registry.registry import Registry
 
 

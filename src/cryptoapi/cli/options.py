@@ -39,7 +39,7 @@ UNAUTHENTICATED_ESP_HELP = (
 
 def add_unauthenticated_option(parser: argparse.ArgumentParser, *, where: str = "") -> None:
     """``--allow-unauthenticated-esp``: the key manager's ``allow_unauthenticated``, the
-    one way to admit an ESP SA without integrity (see ``cryptoapi.pfkey.admit``);
+    one way to admit an ESP SA without integrity (see ``cryptoapi.pfkey.km.admit``);
     ``where`` adds to the help what the flag applies to."""
     parser.add_argument(
         "--allow-unauthenticated-esp",

@@ -44,7 +44,7 @@ from cryptoapi.cli.options import add_unauthenticated_option
 from cryptoapi.errors import CryptoError, InvalidArgument
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.setkey import (
     DaemonTransport,
     LocalTransport,

@@ -22,19 +22,23 @@ its ciphers.
 from cryptoapi._lazy import LazyExports
 
 TYPE_CHECKING = False  # as in cryptoapi/__init__.py: mypy sets it true
-if TYPE_CHECKING:
-    from cryptoapi.esp.datapath import Datapath, Outbound
-    from cryptoapi.esp.seqfloor import SequenceFloors
-    from cryptoapi.esp.stats import ESP_STAT, XFRM_STAT
+if TYPE_CHECKING:  # "Name as Name": re-exported, for type checkers (they cannot read _EXPORTS)
+    from cryptoapi.esp.datapath import Datapath as Datapath
+    from cryptoapi.esp.datapath import Outbound as Outbound
+    from cryptoapi.esp.seqfloor import SequenceFloors as SequenceFloors
+    from cryptoapi.esp.stats import ESP_STAT as ESP_STAT
+    from cryptoapi.esp.stats import XFRM_STAT as XFRM_STAT
 
 _EXPORTS = LazyExports(globals(), {
     "cryptoapi.esp.datapath": ("Datapath", "Outbound"),
     "cryptoapi.esp.seqfloor": ("SequenceFloors",),
     "cryptoapi.esp.stats": ("ESP_STAT", "XFRM_STAT"),
 })  # fmt: skip
-"""Where each name lives; each is imported from there on first use (see the module doc)."""
+"""Where each name lives, each imported from there on first use (see the module doc): the
+one list of the package's names, from which ``__all__`` and ``dir()`` are derived (the imports
+under ``TYPE_CHECKING`` mirror it for type checkers; ``tests/imports.py`` compares them)."""
 
-__all__ = ["ESP_STAT", "XFRM_STAT", "Datapath", "Outbound", "SequenceFloors"]
+__all__ = list(_EXPORTS.names())
 
 
 def __getattr__(name: str) -> object:

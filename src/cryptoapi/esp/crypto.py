@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 from cryptoapi import Registry
 from cryptoapi.errors import BadMessage
-from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.db.sad import SecurityAssociation
+from cryptoapi.pfkey.km.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.transforms.aead import EspAead, Native
 
 CBC_PREFIX = "cbc("  # cbc(aes), cbc(des3_ede), cbc(camellia), ...: random IVs

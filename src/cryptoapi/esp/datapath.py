@@ -73,7 +73,7 @@ from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.db.spd import SecurityPolicy
 from cryptoapi.pfkey.db.statefind import endpoints, sa_mode, select_sa
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import (
     IpsecDir,
     IpsecLevel,

@@ -45,9 +45,14 @@ class Api:
     """Lookups of one registry: providers loaded best first, templates built on demand
     (through ``build``), implementations tested per policy before they are returned.
 
-    ``build(name)`` instantiates a template name if not done yet; ``everything(name)``
-    loads every provider of a name and builds every composition of it (the fallback
-    when the best ones failed); ``templates()`` names the templates users registered.
+    What it needs of the template builder (the kernel's ``algboss.c``): ``build(name)``
+    instantiates a template name if not done yet; ``everything(name)`` loads every provider
+    of a name and builds every composition of it (the fallback when the best ones failed);
+    ``templates()`` names the templates users registered. The builder looks the inner names
+    up through this Api in turn: the registry closes that cycle by making its builder on
+    first use, with this Api's lookup (:attr:`Registry._boss
+    <cryptoapi.registry.registry.Registry._boss>`). ``bind(alg)`` is ``alg`` as this
+    registry serves it (an rng record bound to its lookup).
     """
 
     def __init__(
@@ -57,6 +62,11 @@ class Api:
         larvals: Larvals,
         manager: SelfTestManager,
         timeout: float,
+        *,
+        build: Build,
+        everything: Everything,
+        templates: Templates,
+        bind: Bind,
     ) -> None:
         self.table = table
         self.loader = loader
@@ -64,10 +74,10 @@ class Api:
         self.timeout = timeout
         self.queued = 0  # eager tests submitted and not finished
         self._larvals = larvals
-        self.build: Build = _nothing
-        self.everything: Everything = _nothing
-        self.bind: Bind = _same
-        self.templates: Templates = tuple  # the names of the templates users registered
+        self.build = build
+        self.everything = everything
+        self.templates = templates
+        self.bind = bind
 
     def lookup(self, name: str, type: AlgType | str | None = None, *, wait: float = 0) -> Algorithm:
         """The implementation ``name`` resolves to; with ``wait`` > 0, a name nothing
@@ -269,15 +279,6 @@ class Api:
             if driver != alg.driver and driver not in passed and self.usable(entry):
                 return entry.alg
         raise AlgorithmNotFound(f"no implementation of {alg.name} besides {alg.driver}")
-
-
-def _nothing(name: str) -> None:
-    """The default hooks: nothing to build (set by the registry that composes an Api)."""
-
-
-def _same(alg: Algorithm) -> Algorithm:
-    """The default binding: the record as it is."""
-    return alg
 
 
 def alg_type(type: AlgType | str) -> AlgType:

@@ -111,13 +111,17 @@ class Registry:
             self._manifest, larvals, self._insert, lookup_timeout, self._table.emit_load,
             lock=self._table.cond,
         )  # fmt: skip
-        self._api = Api(self._table, self._loader, larvals, self.selftest, lookup_timeout)
+        # Lookups build template names through the builder (Algboss), and the builder looks
+        # their inner names up through the lookups: the builder is made on first use
+        # (_boss), with the Api's lookup, so a process that never asks for a template name
+        # never imports it.
+        self._api = Api(
+            self._table, self._loader, larvals, self.selftest, lookup_timeout,
+            build=self._build, everything=self._everything, templates=self._user_templates,
+            bind=self._bound,
+        )  # fmt: skip
         self._larvals = larvals
         self._boss_made: Algboss | None = None  # made when a template name is first asked
-        self._api.build = self._build
-        self._api.bind = self._bound
-        self._api.everything = self._everything
-        self._api.templates = self._user_templates
         self._resolved_shash = self._table.resolved[AlgType.SHASH]
         self._shared_shash = self._table.shared
         self._random: Rng | None = None  # get_random_bytes's generator, made on first use

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from cryptoapi.esp.espd.mirror import Mirror
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.explain import refusal
+from cryptoapi.pfkey.km.explain import refusal
 from cryptoapi.pfkey.wire.constants import MsgType, SaType
 from cryptoapi.pfkey.wire.message import Message, read_header
 

@@ -7,7 +7,7 @@ runs it without ``--socket``. A statement the key manager refuses is reported; e
 not start with a half-loaded file.
 """
 
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.setkey import LocalTransport, apply, parse_file
 
 

@@ -2,7 +2,7 @@
 
 espd's data path reads SAs and policies from a :class:`KeyManager` in its own process; with
 ``--socket`` that manager mirrors keyd's. Every change goes to the local manager as a PF_KEY
-message, through its in-process client (:class:`~cryptoapi.pfkey.local.LocalClient`: the
+message, through its in-process client (:class:`~cryptoapi.pfkey.km.local.LocalClient`: the
 replies, and apart from them the EXPIREs that came due meanwhile, which go to ``notify``),
 so the mirror never writes the databases itself (the local manager validates, probes the
 algorithms and keeps its own timers). One exception: keyd's soft EXPIRE makes the local SA
@@ -11,7 +11,7 @@ data path's report, and the EXPIRE it makes of it would go back to keyd.
 
 How key material arrives. keyd's broadcasts (ADD, UPDATE, ...; see
 :mod:`cryptoapi.pfkey.daemon.server`) carry no keys, but keyd answers its owner's GET and DUMP with
-the whole SA, keys included (:mod:`cryptoapi.pfkey.handlers`). So:
+the whole SA, keys included (:mod:`cryptoapi.pfkey.km.handlers`). So:
 
 - the initial DUMP is installed as it is (an entry that came without keys, as from a keyd
   that hides them, is fetched again with GET);
@@ -41,9 +41,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.explain import message_name, refusal, sa_name
-from cryptoapi.pfkey.local import Answer, LocalClient
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.explain import message_name, refusal, sa_name
+from cryptoapi.pfkey.km.local import Answer, LocalClient
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import E_EXISTS, ExtType, MsgType, SaState, SaType
 from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, Sa
 from cryptoapi.pfkey.wire.framing import Extension

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from cryptoapi.esp.espd.reports import UsageReports
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.explain import describe_data, message_name
+from cryptoapi.pfkey.km.explain import describe_data, message_name
 
 log = logging.getLogger(__name__)
 

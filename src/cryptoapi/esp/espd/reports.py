@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from cryptoapi.esp.state import EspState
-from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km import replies
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import SaState
 
 REPORT_INTERVAL = 2.0

@@ -30,7 +30,7 @@ loaded.
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cryptoapi.pfkey.manager import KeyManager
+    from cryptoapi.pfkey.km.manager import KeyManager
 
 
 class StateBackend(Protocol):

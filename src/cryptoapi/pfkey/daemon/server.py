@@ -4,7 +4,7 @@ Clients speak PF_KEY v2 as to a PF_KEY socket (RFC 2367 §1.3): one message per 
 The daemon is the key manager's transport, as hypercorn is h11's: each connection is a
 client of the manager (:meth:`KeyManager.connect`), each datagram goes to
 :meth:`KeyManager.process`, and the typed results it returns are delivered as they say
-(:mod:`~cryptoapi.pfkey.routing` states the rules: replies to the sender; EXPIRE and
+(:mod:`~cryptoapi.pfkey.km.routing` states the rules: replies to the sender; EXPIRE and
 ACQUIRE to the clients registered for the SA type; SA and SPD changes also to the other
 registered clients, without keys; copies of everything to promiscuous clients, as Linux's
 ``SADB_X_PROMISC``). The daemon reads no message and keeps no registration itself; a
@@ -57,15 +57,15 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from cryptoapi.pfkey import replies
 from cryptoapi.pfkey.daemon import unixsocket
 from cryptoapi.pfkey.daemon.backend import StateBackend
 from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
 from cryptoapi.pfkey.daemon.control import ControlServer
 from cryptoapi.pfkey.daemon.status import farewell, keyd_status
 from cryptoapi.pfkey.daemon.store import StateStore
-from cryptoapi.pfkey.manager import KeyManager
-from cryptoapi.pfkey.routing import DumpReply, Event, Notice, Reply
+from cryptoapi.pfkey.km import replies
+from cryptoapi.pfkey.km.manager import KeyManager
+from cryptoapi.pfkey.km.routing import DumpReply, Event, Notice, Reply
 
 log = logging.getLogger(__name__)
 

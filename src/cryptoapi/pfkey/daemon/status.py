@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sized
 from typing import Any, Protocol
 
 from cryptoapi._counts import counted
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import SaState, SaType, name_of
 
 MAX_CLIENTS = 100

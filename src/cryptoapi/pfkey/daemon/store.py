@@ -61,8 +61,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from cryptoapi.pfkey.admit import integrity
-from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT
 from cryptoapi.pfkey.daemon.backend import StateBackend
 from cryptoapi.pfkey.daemon.privatedb import (
     BUSY_TIMEOUT,
@@ -86,12 +84,14 @@ from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 from cryptoapi.pfkey.db.spd import admit_policy
 from cryptoapi.pfkey.errors import PfkeyError
+from cryptoapi.pfkey.km.admit import integrity
+from cryptoapi.pfkey.km.algorithms import AUTH, ENCRYPT
 from cryptoapi.pfkey.wire.constants import ExtType, SaState, SaType
 from cryptoapi.pfkey.wire.message import scan
 from cryptoapi.pfkey.wire.policy import Policy
 
 if TYPE_CHECKING:
-    from cryptoapi.pfkey.manager import KeyManager
+    from cryptoapi.pfkey.km.manager import KeyManager
 
 __all__ = [
     "APPLICATION_ID",

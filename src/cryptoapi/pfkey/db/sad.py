@@ -45,7 +45,7 @@ class SecurityAssociation:
     """One SA, owned by its database. What names, keys and parameterizes it changes only
     through :meth:`SADatabase.replace`; its running state changes in place, as Linux's
     ``xfrm_state`` counts ``curlft``: the data path and
-    :meth:`~cryptoapi.pfkey.manager.KeyManager.account` count usage (``used``, ``nbytes``,
+    :meth:`~cryptoapi.pfkey.km.manager.KeyManager.account` count usage (``used``, ``nbytes``,
     ``allocations``), the lifetimes make it DYING or DEAD (``state``, ``soft_expired``,
     ``epoch``), and an X_USAGE report moves ``sequence`` and the counters."""
 
@@ -80,7 +80,7 @@ class SecurityAssociation:
     @classmethod
     def unfilled(cls) -> "SecurityAssociation":
         """A record with only its counters set (the fields with defaults, as the keyword
-        ``__init__`` sets them), for the codec's ADD path (:func:`~cryptoapi.pfkey.admit.admit`),
+        ``__init__`` sets them), for the codec's ADD path (:func:`~cryptoapi.pfkey.km.admit.admit`),
         which sets every other field by name: the keyword ``__init__`` of 21 values costs
         1.2 us, this and 21 slot stores 0.3 us (measured; a whole ADD costs ~9 us). Anything
         else builds records with keywords; tests check that both give equal records."""

@@ -18,9 +18,9 @@ from typing import Protocol
 
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.explain import refusal
-from cryptoapi.pfkey.local import LocalClient
-from cryptoapi.pfkey.manager import KeyManager
+from cryptoapi.pfkey.km.explain import refusal
+from cryptoapi.pfkey.km.local import LocalClient
+from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.setkey.parser import Statement
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType
 from cryptoapi.pfkey.wire.extensions import Address, Sa

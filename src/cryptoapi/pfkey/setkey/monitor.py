@@ -1,13 +1,13 @@
 """``setkey -x``: a promiscuous PF_KEY client that prints every message the key daemon sends.
 
 As ipsec-tools' ``promisc()`` (setkey.c): turn SADB_X_PROMISC on (keyd supports it, see
-:mod:`cryptoapi.pfkey.promisc`), then read for ever, printing each message received after
+:mod:`cryptoapi.pfkey.km.promisc`), then read for ever, printing each message received after
 the time of day (``printdate``: ``HH:MM:SS.uuuuuu``) as ``kdebug_sadb`` starts it
 (``sadb_msg{ version=2 type=3 errno=0 satype=3`` / ``len=... reserved=... seq=... pid=...``)
 and, for a message about an SA or a policy, its ``setkey -D``/``-DP`` form
 (:mod:`.show`), then a blank line. A PROMISC message with a body is the body (setkey's
 ``base++``); a PROMISC header alone (the echo of turning it on) is not printed. A refused
-message says why in words (:func:`~cryptoapi.pfkey.explain.refusal`).
+message says why in words (:func:`~cryptoapi.pfkey.km.explain.refusal`).
 
 Deliberate differences: the message type is named on the first line (``SADB_ADD``), and the
 copies of ADD, UPDATE, GET and DUMP messages, which carry keys, show them only with
@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from cryptoapi.pfkey.daemon.client import PfkeyClient
 from cryptoapi.pfkey.errors import PfkeyError
-from cryptoapi.pfkey.explain import message_name, refusal
+from cryptoapi.pfkey.km.explain import message_name, refusal
 from cryptoapi.pfkey.setkey.show import format_reply
 from cryptoapi.pfkey.wire.constants import ExtType, MsgType
 from cryptoapi.pfkey.wire.extensions import Sa

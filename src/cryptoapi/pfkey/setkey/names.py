@@ -1,6 +1,6 @@
 """The names setkey(8) uses: algorithms, security protocols, upper-layer protocols.
 
-Algorithm names map to the SADB numbers of :mod:`cryptoapi.pfkey.algorithms` (Linux's). The
+Algorithm names map to the SADB numbers of :mod:`cryptoapi.pfkey.km.algorithms` (Linux's). The
 first name of each number is the one a dump shows. The AEAD names give their ICV length in
 bytes (``aes-gcm-16``: 16-byte ICV, RFC 4106 §8.1; its key includes the 32-bit salt).
 setkey knows more algorithms than the crypto API offers for ESP/AH; those are named in

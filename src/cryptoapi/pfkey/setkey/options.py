@@ -7,7 +7,7 @@ algorithms (``-E ealgo key``, ``-A aalgo key``, ``-C calgo``), with their keys.
 too. ``-esn`` asks for extended sequence numbers (``SaFlags.ESN``; FreeBSD's setkey token,
 ``F_ESN``), which need a replay window.
 
-Key lengths are checked against the algorithm's RFC as :mod:`cryptoapi.pfkey.algorithms`
+Key lengths are checked against the algorithm's RFC as :mod:`cryptoapi.pfkey.km.algorithms`
 gives them (e.g. ``hmac-sha256`` 256 bits, RFC 4868; ``aes-gcm-16`` 128/192/256 bits plus
 the 32-bit salt, RFC 4106), and the combination as RFC 4303 and RFC 4106 require it. The key
 manager checks all of this again; here the error can point at the key. No message shows key
@@ -16,7 +16,7 @@ material, and the options' repr hides the keys.
 
 from dataclasses import dataclass, field
 
-from cryptoapi.pfkey.algorithms import AUTH, ENCRYPT, AlgSpec
+from cryptoapi.pfkey.km.algorithms import AUTH, ENCRYPT, AlgSpec
 from cryptoapi.pfkey.setkey import names
 from cryptoapi.pfkey.setkey.reader import Reader
 from cryptoapi.pfkey.setkey.tokens import Kind, SetkeyError, Token, quote
