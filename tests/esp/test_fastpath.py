@@ -262,6 +262,68 @@ def test_lifetimes_and_the_end_of_the_sequence_space_agree():
     assert_same(usage(fast), usage(reference), "counters at the end of the sequence space")
 
 
+@pytest.mark.parametrize(
+    ("soft", "hard"),
+    [
+        (Lifetime(4, allocations=9), Lifetime(3, allocations=17)),  # packet limits
+        (Lifetime(4, nbytes=2_000), Lifetime(3, nbytes=4_000)),  # byte limits
+    ],
+    ids=["packets", "bytes"],
+)
+def test_runs_of_one_flow_stop_at_each_limit_as_packets_one_by_one_do(soft, hard):
+    """output_many seals a run of one flow at once: it must reach soft and hard limits at
+    the same packet as output_esp one by one on the readable path, with the same EXPIREs."""
+    fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500)
+    results = {}
+    for twin in (fast, reference):
+        pair = twin.pair
+        sa = next(sa for sa in pair.link.key_manager.sad if sa.spi == sas.OUTBOUND_SPI)
+        sa.soft, sa.hard = soft, hard
+        pair.local.state_of(sa).update_limits()
+        run = [inner_packets(pair)[-2]] * 20
+        if twin.fast:  # the first packet plans the flow; then runs across both limits
+            many = pair.local.output_many
+            results[True] = pair.local.output_esp(run[0]) + many(run[1:12]) + many(run[12:])
+        else:
+            results[False] = [o for p in run for o in pair.local.output_esp(p)]
+    assert_same(results[True], results[False], "runs across limits")
+    assert 0 < len(results[True]) < 20  # the hard limit stopped it
+    assert_same(usage(fast), usage(reference), "counters, usage and notices")
+
+
+@pytest.mark.parametrize(
+    "hard", [Lifetime(3, allocations=12), Lifetime(3, nbytes=3_000)], ids=["packets", "bytes"]
+)
+def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard):
+    """input_many opens a run of one SA at once: it must stop at the hard limit's packet,
+    drop a replay, a forgery and an unknown SPI in the middle of a run, and count all of it
+    as input_esp one by one on the readable path does."""
+    fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500)
+    results = {}
+    for twin in (fast, reference):
+        pair = twin.pair
+        sa = next(sa for sa in pair.peer_manager.sad if sa.spi == sas.OUTBOUND_SPI)
+        sa.hard = hard
+        outs = [o for p in [inner_packets(pair)[-2]] * 16 for o in pair.local.output_esp(p)]
+        sent, src, dst = [o.payload for o in outs], outs[0].src, outs[0].dst
+        forged = sent[5][:-1] + bytes((sent[5][-1] ^ 1,))
+        unknown = b"\x77\x77\x77\x77" + sent[6][4:]
+        payloads = [*sent[:5], forged, sent[3], unknown, *sent[5:]]  # a forgery, a replay
+        pair.peer.state_of(sa).update_limits()
+        if twin.fast:
+            first = pair.peer.input_many(payloads[:1], src, dst, udp=True)  # first use: timers
+            one_by_one = Counter[str]()
+            pair.peer._input = counting(pair.peer._input, "input", one_by_one)
+            results[True] = first + pair.peer.input_many(payloads[1:], src, dst, udp=True)
+            assert one_by_one["input"] < len(payloads) - 5  # runs took some of them
+        else:
+            each = (pair.peer.input_esp(p, src, dst, udp=True) for p in payloads)
+            results[False] = [inner for inner in each if inner is not None]
+    assert_same(results[True], results[False], "inbound runs")
+    assert 0 < len(results[True]) < 16  # the hard limit stopped it
+    assert_same(usage(fast), usage(reference), "counters, usage, windows and notices")
+
+
 def test_sequence_floors_move_the_same_way(tmp_path):
     floors = {True: tmp_path / "fast.seq", False: tmp_path / "reference.seq"}
     fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500, floors=floors)
@@ -269,6 +331,13 @@ def test_sequence_floors_move_the_same_way(tmp_path):
     for twin in (fast, reference):
         packet = inner_packets(twin.pair)[4]
         results[twin.fast] = [twin.pair.local.output(packet) for _ in range(10)]
+        many = twin.pair.local.output_many if twin.fast else None
+        batch = (
+            many([packet] * 10)
+            if many
+            else [o for _ in range(10) for o in twin.pair.local.output_esp(packet)]
+        )
+        results[twin.fast].append(batch)
         twin.pair.local.close()
     assert_same(results[True], results[False], "packets across floor steps")
     assert_same(usage(fast), usage(reference), "counters across floor steps")

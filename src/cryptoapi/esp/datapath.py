@@ -49,7 +49,7 @@ SA starts at 1, and its IVs are still xored with a salt of the process's own.
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from cryptoapi.esp import encap, fastpath, ip
@@ -131,6 +131,26 @@ _NO_POLICY = _Plan(PolicyType.NONE, None, None, None)  # as _BYPASS, but logged:
 _DISCARD = _Plan(PolicyType.DISCARD, None, None, None)
 
 
+def _same_flow(
+    packets: Sequence[bytes], start: int, flow: Flow, room: float
+) -> tuple[list[Flow], int]:
+    """The flows of ``packets[start]`` (whose flow is ``flow``) and of the packets after it
+    with the same flow key, fewer than ``room`` in all (the packet that reaches a packet
+    limit takes the readable path); and their bytes."""
+    most = int(min(len(packets) - start, room - 1))
+    if most < 1:
+        return [], 0
+    key = flow[:6]
+    flows, total = [flow], len(packets[start])
+    for packet in packets[start + 1 : start + most]:
+        following = ip.flow(packet)
+        if following is None or following[:6] != key:
+            break
+        flows.append(following)
+        total += len(packet)
+    return flows, total
+
+
 class Datapath:
     """ESP for one key manager's SAs and policies (see the module doc).
 
@@ -179,8 +199,8 @@ class Datapath:
 
     def output(self, packet: bytes) -> list[bytes]:
         """The packets to send for one outbound plaintext packet (see the module doc)."""
-        if self.fast and (fast_sealed := self._fast_sealed(packet, outer=True)) is not None:
-            return [fast_sealed[1]]
+        if self.fast and (run := self._fast_run([packet], 0, outer=True)) is not None:
+            return run[1]
         sealed = self._sealed(packet)
         if isinstance(sealed, list):
             return sealed
@@ -191,9 +211,30 @@ class Datapath:
 
     def output_esp(self, packet: bytes) -> list[Outbound]:
         """As :meth:`output`, without the outer IP and UDP headers (see :class:`Outbound`)."""
-        if self.fast and (fast_sealed := self._fast_sealed(packet, outer=False)) is not None:
-            fast, esp = fast_sealed
-            return [_new_outbound(Outbound, (*fast.outbound, esp))]
+        if self.fast and (run := self._fast_run([packet], 0, outer=False)) is not None:
+            return [_new_outbound(Outbound, (*run[0].outbound, run[1][0]))]
+        return self._readable_esp(packet)
+
+    def output_many(self, packets: Sequence[bytes]) -> list[Outbound]:
+        """:meth:`output_esp` for each of ``packets`` in order, the results in one list: a
+        TUN read's segments, or a turn's reads, in one call. The fast path takes each run
+        of packets of one flow at once: one plan lookup, one sequence number reservation
+        and one count for the run."""
+        outs: list[Outbound] = []
+        at = 0
+        while at < len(packets):
+            run = self._fast_run(packets, at, outer=False) if self.fast else None
+            if run is None:
+                outs += self._readable_esp(packets[at])
+                at += 1
+                continue
+            outbound = run[0].outbound
+            outs += [_new_outbound(Outbound, (*outbound, esp)) for esp in run[1]]
+            at += len(run[1])
+        return outs
+
+    def _readable_esp(self, packet: bytes) -> list[Outbound]:
+        """:meth:`output_esp` by the readable path."""
         sealed = self._sealed(packet)
         if isinstance(sealed, list):  # sent as it is, if at all (the flow is the packet's own)
             return [Outbound(f.family, f.src, f.dst, -1, -1, p)
@@ -202,19 +243,6 @@ class Datapath:
         if state.tunnel:
             return [Outbound(state.family, state.src, state.dst, state.sport, state.dport, esp)]
         return [Outbound(flow.family, flow.src, flow.dst, state.sport, state.dport, esp)]
-
-    def output_many(self, packets: Iterable[bytes]) -> list[Outbound]:
-        """:meth:`output_esp` for each of ``packets`` in order, the results in one list: a
-        TUN read's segments, or a turn's reads, in one call. An SA's fast path takes a
-        packet here with no frame of :meth:`output_esp` around it."""
-        outs: list[Outbound] = []
-        fast = self.fast
-        for packet in packets:
-            if fast and (sealed := self._fast_sealed(packet, outer=False)) is not None:
-                outs.append(_new_outbound(Outbound, (*sealed[0].outbound, sealed[1])))
-            else:
-                outs += self.output_esp(packet)
-        return outs
 
     def _sealed(self, packet: bytes) -> tuple[Flow, EspState, bytes] | list[bytes]:
         """(flow, SA state, ESP packet) for a packet to protect; otherwise what to send
@@ -232,37 +260,58 @@ class Datapath:
             return []
         return flow, plan.state, esp
 
-    def _fast_sealed(self, packet: bytes, *, outer: bool) -> tuple[FastSa, bytes] | None:
-        """The ESP packet for ``packet`` by its SA's fast path, in its outer header if
-        ``outer``; or None, with nothing done, for the readable path to take: a flow not
-        planned yet (or since a SAD/SPD change), an SA without a fast path, not usable, not
-        used yet (its timers start) or with no room under its floor. Flat on purpose: the
-        plan lookup and the sequence number are :meth:`_plan`'s and :meth:`_protect`'s
-        common case inline (a frame each per packet otherwise)."""
-        flow = ip.flow(packet)
+    def _fast_run(
+        self, packets: Sequence[bytes], start: int, *, outer: bool
+    ) -> tuple[FastSa, list[bytes]] | None:
+        """The ESP packets, by their SA's fast path, for ``packets[start]`` and the packets
+        after it of the same flow (in their outer header if ``outer``), as many as the SA
+        takes before a lifetime limit or its floor; or None, with nothing done, for the
+        readable path to take ``packets[start]``: a flow not planned yet (or since a SAD/SPD
+        change), an SA without a fast path, not usable, not used yet (its timers start),
+        that one packet would take to a limit, or with no room under its floor. Flat on
+        purpose: the plan lookup, the sequence numbers and the count are :meth:`_plan`'s,
+        :meth:`_protect`'s and :meth:`_count_use`'s common case, once per run."""
+        flow = ip.flow(packets[start])
         if (
             flow is None
             or self._sad.generation != self._generations[0]
             or self._spd.generation != self._generations[1]
         ):
             return None
-        plan = self._plans.get(flow[:6])
+        key = flow[:6]
+        plan = self._plans.get(key)
         state = None if plan is None else plan.state
         if state is None or (fast := state.fast) is None or (outer and not fast.ipv4):
             return None
-        if state.sa.state not in USABLE or not state.sa.used:
+        sa = state.sa
+        if sa.state not in USABLE or not sa.used:
             return None
+        flows, total = _same_flow(packets, start, flow, state.limit_packets - sa.allocations)
+        while flows and sa.nbytes + total >= state.limit_bytes:  # the limit's packet: readable
+            total -= len(packets[start + len(flows) - 1])
+            flows.pop()
+        if not flows:
+            return None
+        count = len(flows)
         with state.lock:  # as in _protect; the floor moves on the readable path
             seq = state.seq + 1
-            if seq > state.seq_limit:
+            if seq + count - 1 > state.seq_limit:
                 return None
-            state.seq = seq
-        ident = -1
-        if outer:
-            ident = self._ident = self._ident + 1
-        esp = fastpath.seal(fast, seq, state.iv_salt, packet, flow, ident=ident)
-        self._count_use(state, len(packet), "EspOutPackets", "EspOutBytes")
-        return fast, esp
+            state.seq = seq + count - 1
+        esps = []
+        for number, inner in enumerate(flows):
+            ident = -1
+            if outer:
+                ident = self._ident = self._ident + 1
+            packet = packets[start + number]
+            esps.append(
+                fastpath.seal(fast, seq + number, state.iv_salt, packet, inner, ident=ident)
+            )
+        sa.nbytes += total
+        sa.allocations += count
+        self._counters["EspOutPackets"] += count
+        self._counters["EspOutBytes"] += total
+        return fast, esps
 
     def _plan(self, flow: Flow) -> _Plan:
         if (
@@ -441,19 +490,84 @@ class Datapath:
         return self._input(payload, src, dst, tos, None)
 
     def input_many(
-        self, payloads: Iterable[bytes], src: bytes, dst: bytes, *, udp: bool, tos: int = 0
+        self, payloads: Sequence[bytes], src: bytes, dst: bytes, *, udp: bool, tos: int = 0
     ) -> list[bytes]:
         """:meth:`input_esp` for each of ``payloads`` (from ``src`` to ``dst``, as one UDP
-        GRO receive brings them) in order; the packets they held, the dropped left out."""
-        inners = []
-        for payload in payloads:
+        GRO receive brings them) in order; the packets they held, the dropped left out.
+        The fast path takes each run of one SA's packets at once (:meth:`_fast_open_run`)."""
+        inners: list[bytes] = []
+        at = 0
+        while at < len(payloads):
+            payload = payloads[at]
             if udp and (payload == NAT_KEEPALIVE or payload[:4] == NON_ESP_MARKER):
                 self._udp(payload, src, dst, tos, None)  # counted there, never a packet
+                at += 1
                 continue
-            inner = self._input(payload, src, dst, tos, None)
-            if inner is not None:
-                inners.append(inner)
+            taken = self._fast_open_run(payloads, at, dst, tos, inners) if self.fast else 0
+            if not taken:
+                inner = self._input(payload, src, dst, tos, None)
+                if inner is not None:
+                    inners.append(inner)
+                taken = 1
+            at += taken
         return inners
+
+    def _fast_open_run(
+        self, payloads: Sequence[bytes], start: int, dst: bytes, tos: int, inners: list[bytes]
+    ) -> int:
+        """Open ``payloads[start]`` and the ESP packets after it of the same SA by its fast
+        path, appending what they hold to ``inners``; how many were taken. 0, with nothing
+        done, leaves ``payloads[start]`` to :meth:`_input`: an SA not seen yet or changed,
+        not usable or not used yet, without a fast path, an outer ECN mark, a SAD/SPD
+        change, or a packet that could take it to a lifetime limit. A run ends before a
+        packet of another SA, one near a limit, and one §3.4 rejects (which :meth:`_input`
+        then counts). :meth:`_input`'s and :meth:`_count_use`'s common case, once per run."""
+        esp = payloads[start]
+        key = (ESP, dst, int.from_bytes(esp[:4], "big"))
+        sa = self._sad.by_key.get(key)
+        state = self._states.get(key)
+        if (
+            sa is None
+            or state is None
+            or state.sa is not sa
+            or sa.state not in USABLE
+            or not sa.used
+            or not state.tunnel
+            or (fast := state.fast) is None
+            or tos & ip.ECN_MASK
+            or self._sad.generation != self._generations[0]
+            or self._spd.generation != self._generations[1]
+        ):
+            return 0
+        spi, taken, nbytes = esp[:4], 0, 0
+        verdicts, expected = self._in_verdicts, (IPPROTO_IPIP, IPPROTO_IPV6)
+        for esp in payloads[start:]:
+            if (
+                esp[:4] != spi
+                or sa.allocations + taken + 1 >= state.limit_packets
+                or sa.nbytes + nbytes + len(esp) >= state.limit_bytes  # the payload is less
+                or isinstance(opened := fastpath.open_esp(fast, state.replay, esp), str)
+            ):
+                break
+            payload, next_header = opened
+            taken += 1
+            nbytes += len(payload)
+            flow = ip.flow(payload)
+            if next_header == IPPROTO_NONE:  # RFC 4303 §2.6: a dummy packet, discarded
+                self._count("EspInDummy")
+            elif (
+                flow is not None
+                and next_header == expected[flow.family != AF_INET]
+                and verdicts.get((flow[:6], id(state))) == ""
+            ):
+                inners.append(payload)
+            elif (inner := self._decapsulated(state, payload, next_header, tos)) is not None:
+                inners.append(inner)
+        sa.nbytes += nbytes
+        sa.allocations += taken
+        self._counters["EspInPackets"] += taken
+        self._counters["EspInBytes"] += nbytes
+        return taken
 
     def _is_encap_port(self, port: int) -> bool:
         return port == (self.encap_port or 4500)

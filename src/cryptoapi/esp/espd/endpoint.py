@@ -68,7 +68,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Protocol, TextIO
 
@@ -106,10 +106,10 @@ class Outbound(Datagram, Protocol):
 class DataPath(Protocol):
     """The part of :class:`cryptoapi.esp.Datapath` the loop uses."""
 
-    def output_many(self, packets: Iterable[bytes]) -> Sequence[Outbound]: ...
+    def output_many(self, packets: Sequence[bytes]) -> Sequence[Outbound]: ...
     def input(self, packet: bytes) -> bytes | None: ...
     def input_many(
-        self, payloads: Iterable[bytes], src: bytes, dst: bytes, *, udp: bool
+        self, payloads: Sequence[bytes], src: bytes, dst: bytes, *, udp: bool
     ) -> list[bytes]: ...
     def tick(self) -> None: ...
     def stats(self) -> dict[str, int]: ...
