@@ -32,9 +32,9 @@ def short_dir():
 
 
 @contextlib.contextmanager
-def daemon_thread(km: KeyManager, path: str, store=None):
+def daemon_thread(km: KeyManager, path: str, store=None, gate=None):
     """A KeyDaemon serving in a thread; stopped (and checked stopped) on exit."""
-    daemon = KeyDaemon(km, path, store=store)
+    daemon = KeyDaemon(km, path, store=store, gate=gate)
     thread = threading.Thread(target=daemon.serve_forever, name="keyd", daemon=True)
     thread.start()
     try:

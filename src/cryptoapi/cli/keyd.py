@@ -18,6 +18,19 @@ keyd's status as JSON: its SAs by state and their usage, policies, clients and c
 (cryptoapi keyd-status). Log records go to standard error, INFO and above unless
 --log-level says otherwise; under systemd they carry their level into the journal.
 
+High availability: --state postgresql://user@host/db keeps the state in PostgreSQL
+(pip install 'cryptoapi[postgresql]'), each acknowledged change committed durably first
+(synchronous_commit on), in the schema cryptoapi_keyd (another program's schema of that
+name is refused, never touched). One keyd is active on a database: the holder of its
+advisory lock; a second one exits 1, naming the first, unless started with --standby. A
+standby loads every SA and policy, follows each change the active commits, answers DUMP,
+GET and SPDDUMP, and refuses writes with EROFS; when the active's database session ends
+(it exits or is killed; its host is lost, once the server notices) a standby takes the lock
+within about 0.1 s and serves writes. An active that loses its database answers writes
+with EAGAIN (nothing it cannot commit is acknowledged), keeps answering reads, and comes
+back as a standby once the database answers again. A URL that does not connect exits 1
+with one line. SIGUSR1 logs the role; keyd-status shows it under "ha".
+
 Encryption-only ESP SAs (a cipher with no authentication algorithm: nothing detects a forged
 packet) are refused with EINVAL, as RFC 8221 asks; --allow-unauthenticated-esp admits them,
 unsafely (an espd following this daemon needs the same flag to carry them).
@@ -37,6 +50,8 @@ from cryptoapi.cli.options import (
     add_unauthenticated_option,
 )
 from cryptoapi.pfkey.daemon.control import control_path
+from cryptoapi.pfkey.daemon.pgconnect import shown
+from cryptoapi.pfkey.daemon.pgstore import PgStore
 from cryptoapi.pfkey.daemon.server import KeyDaemon, serve
 from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.registry.registry import Registry
@@ -50,7 +65,15 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
-    parser.add_argument("--state", help="SQLite file keeping SAs and policies across restarts")
+    parser.add_argument(
+        "--state",
+        help="SQLite file, or postgresql:// URL, keeping SAs and policies across restarts",
+    )
+    parser.add_argument(
+        "--standby",
+        action="store_true",
+        help="with a postgresql:// --state: follow the active keyd, take over when it goes",
+    )
     parser.add_argument(
         "--sync",
         choices=("full", "normal"),
@@ -73,8 +96,10 @@ def run(args: argparse.Namespace) -> int:
     def ready(daemon: KeyDaemon, loaded: tuple[int, int]) -> None:
         restored = (
             f"; {counted(loaded[0], 'SA')} and {counted(loaded[1], 'policy', 'policies')}"
-            f" from {args.state}"
+            f" from {shown(args.state) if args.state else None}"
         )
+        if isinstance(daemon.gate, PgStore):
+            restored += f" ({daemon.gate.role})"
         print(
             f"keyd: listening on {daemon.path} (pid {os.getpid()})"
             + (restored if args.state else ""),
@@ -91,4 +116,5 @@ def run(args: argparse.Namespace) -> int:
             synchronous=args.sync,
             ready=ready,
             control=None if control == "none" else control,
+            standby=args.standby,
         )

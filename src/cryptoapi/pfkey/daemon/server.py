@@ -56,13 +56,17 @@ import socket
 import time
 from collections.abc import Callable
 from types import FrameType
+from typing import Any, Protocol
 
 from cryptoapi.pfkey.daemon import unixsocket
 from cryptoapi.pfkey.daemon.backend import StateBackend
 from cryptoapi.pfkey.daemon.client import MAX_MESSAGE
 from cryptoapi.pfkey.daemon.control import ControlServer
+from cryptoapi.pfkey.daemon.pgconnect import is_url
+from cryptoapi.pfkey.daemon.pgstore import PgStore
 from cryptoapi.pfkey.daemon.status import farewell, keyd_status
 from cryptoapi.pfkey.daemon.store import StateStore
+from cryptoapi.pfkey.errors import PfkeyError
 from cryptoapi.pfkey.km import replies
 from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.km.routing import DumpReply, Event, Notice, Reply
@@ -83,6 +87,15 @@ DUMP_RESUME = PAUSE_READING // 3
 resumes a dump when the receive buffer is down to a third)."""
 
 
+class WriteGate(Protocol):
+    """Whether this keyd may handle a message now (a standby or fenced one refuses writes:
+    :class:`~.pgstore.PgStore`)."""
+
+    def refusal(self, data: bytes) -> int:
+        """The errno to answer ``data`` with instead of handling it; 0 to handle it."""
+        ...
+
+
 class Client:
     """One connection: its socket, its id in the key manager, the messages queued for it."""
 
@@ -99,14 +112,25 @@ class Client:
 
 class KeyDaemon:
     """Serves ``km`` on the Unix socket ``path``; ``store`` (any backend: SQLite's
-    :class:`~.store.StateStore` in :func:`serve`) keeps its state durable."""
+    :class:`~.store.StateStore` in :func:`serve`) keeps its state durable. With a ``gate``
+    (a store that may stand by), messages it refuses are answered with its errno, and a
+    round whose commit fails (PfkeyError) is acknowledged to no one: what it queued is
+    dropped and each message it handled is answered with the commit's errno."""
 
     def __init__(
-        self, km: KeyManager, path: str | os.PathLike[str], *, store: StateBackend | None = None
+        self,
+        km: KeyManager,
+        path: str | os.PathLike[str],
+        *,
+        store: StateBackend | None = None,
+        gate: WriteGate | None = None,
     ) -> None:
         self.km = km
         self.path = os.fspath(path)
         self.store = store
+        self.gate = gate
+        self._marks: dict[int, int] = {}  # queue lengths at the start of a gated round
+        self._handled: list[tuple[Client, bytes]] = []  # the messages of a gated round
         self.clients: dict[int, Client] = {}
         self.dropped = 0
         self._stopping = False
@@ -147,6 +171,8 @@ class KeyDaemon:
             self.close()
 
     def _round(self) -> None:
+        if self.gate is not None:
+            self._marks = {c.id: len(c.queue) for c in self.clients.values()}
         for key, mask in self._selector.select(self._timeout()):
             if key.fileobj is self.listener:
                 self._accept()
@@ -167,7 +193,13 @@ class KeyDaemon:
             for notice in self.km.run_timers():
                 self._notify(notice.data, notice.to)
         if self.store is not None:
-            self.store.commit()  # durable before any reply leaves
+            try:
+                self.store.commit()  # durable before any reply leaves
+            except PfkeyError as error:
+                if self.gate is None:
+                    raise
+                self._unacknowledge(error)
+        self._handled.clear()
         for client in list(self.clients.values()):
             self._flush(client)
 
@@ -227,9 +259,27 @@ class KeyDaemon:
             self._handle(client, data)
 
     def _handle(self, client: Client, data: bytes) -> None:
-        """Hand one message to the manager and deliver what it returns."""
+        """Hand one message to the manager and deliver what it returns (or refuse it)."""
+        if self.gate is not None:
+            self._handled.append((client, data))
+            refused = self.gate.refusal(data)
+            if refused:
+                client.queue.append(replies.error(data, refused))
+                return
         for event in self.km.process(client.id, data, lazily=True):
             self._deliver(client, event)
+
+    def _unacknowledge(self, error: PfkeyError) -> None:
+        """The round's commit failed: drop what the round queued, answer each message it
+        handled with the commit's errno (nothing of it is durable)."""
+        log.error("%s; %d messages answered %s", error, len(self._handled), error.errno)
+        for client in self.clients.values():
+            mark, queue = self._marks.get(client.id, 0), client.queue
+            while len(queue) > mark:
+                queue.pop()
+        for client, data in self._handled:
+            client.dump = None
+            client.queue.append(replies.error(data, error.errno))
 
     def _deliver(self, sender: Client, event: Event) -> None:
         """Queue one result of the manager where it says (see the module docstring)."""
@@ -349,30 +399,45 @@ def serve(
     synchronous: str = "FULL",
     ready: Callable[[KeyDaemon, tuple[int, int]], None] | None = None,
     control: str | None = None,
+    standby: bool = False,
 ) -> int:
     """Run a key daemon in this (main) thread until SIGTERM or SIGINT; 0 when it stopped
     cleanly, said in one line (:func:`~.status.farewell`). ``ready`` is called once the
     socket listens, with the (SAs, policies) loaded; ``control`` is the status socket's
-    path (:mod:`.control`), if any."""
+    path (:mod:`.control`), if any. A ``state`` that is a ``postgresql://`` URL is kept in
+    PostgreSQL (:mod:`.pgstore`), active or, with ``standby``, following; SIGUSR1 logs
+    the daemon's role."""
     os.umask(0o077)  # every file the daemon makes (state, WAL, socket) is private
     km = KeyManager() if km is None else km
-    store = None if state is None else StateStore(state, synchronous=synchronous)
+    pg: PgStore | None = None
+    store: StateBackend | None = None
+    if state is not None and is_url(os.fspath(state)):
+        store = pg = PgStore(os.fspath(state), standby=standby)
+    elif standby:
+        raise PfkeyError(errno.EINVAL, "--standby needs a postgresql:// --state")
+    elif state is not None:
+        store = StateStore(state, synchronous=synchronous)
     try:
         loaded = store.attach(km) if store is not None else (0, 0)
-        daemon = KeyDaemon(km, path, store=store)
+        daemon = KeyDaemon(km, path, store=store, gate=pg)
     except BaseException:
         if store is not None:
             store.close()
         raise
-
+    shown = pg.shown if pg is not None else None if state is None else os.fspath(state)
+    role = pg.status if pg is not None else lambda: {"role": "active"}
     if control is not None:
-        _watch_status(daemon, control, state)
+        _watch_status(daemon, control, shown, role)
+
+    def on_role(signum: int, frame: FrameType | None) -> None:
+        log.info("role: %s", pg.describe() if pg is not None else f"active, state {shown}")
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         daemon.stopped_by = signum
         daemon.stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous[signal.SIGUSR1] = signal.signal(signal.SIGUSR1, on_role)
     try:
         if ready is not None:
             ready(daemon, loaded)
@@ -381,15 +446,16 @@ def serve(
         daemon.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    log.info("%s", farewell(daemon, None if state is None else os.fspath(state)))
+    log.info("%s", farewell(daemon, shown))
     return 0
 
 
-def _watch_status(daemon: KeyDaemon, path: str, state: str | os.PathLike[str] | None) -> None:
+def _watch_status(
+    daemon: KeyDaemon, path: str, shown: str | None, role: Callable[[], dict[str, Any]]
+) -> None:
     """Serve the status socket at ``path`` in ``daemon``'s loop (or, if it cannot be made,
-    none: a warning)."""
+    none: a warning); ``role`` is its high-availability part."""
     started = time.monotonic()
-    shown = None if state is None else os.fspath(state)
-    control = ControlServer.open(path, lambda: keyd_status(daemon, started, shown))
+    control = ControlServer.open(path, lambda: keyd_status(daemon, started, shown, ha=role()))
     if control is not None:
         daemon.watch(control)

@@ -43,9 +43,13 @@ class KeyDaemon(Protocol):
     def stats(self) -> dict[str, int]: ...
 
 
-def keyd_status(daemon: KeyDaemon, started: float, state: str | None) -> dict[str, Any]:
+def keyd_status(
+    daemon: KeyDaemon, started: float, state: str | None, *, ha: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """keyd's status: role, pid, uptime (``started``: time.monotonic() at start), its
-    sockets and state file, its SAs (by state, usage totals), policies, clients, counters."""
+    sockets and state file, its SAs (by state, usage totals), policies, clients, counters;
+    and ``ha``, its high-availability role (active, standby or fenced: ``PgStore.status``)
+    when given."""
     km = daemon.km
     sas = list(km.sad.by_key.values())
     return {
@@ -63,6 +67,7 @@ def keyd_status(daemon: KeyDaemon, started: float, state: str | None) -> dict[st
         "policies": len(km.spd),
         "clients": _clients(daemon),
         "counters": {**km.stats(), **daemon.stats()},
+        **({"ha": ha} if ha is not None else {}),
     }
 
 

@@ -69,6 +69,7 @@ from cryptoapi.pfkey.daemon.privatedb import (
     claim,
     connect,
 )
+from cryptoapi.pfkey.daemon.restore import start_timers
 from cryptoapi.pfkey.daemon.rows import (
     LIFETIME_COLUMNS,
     USAGE_COLUMNS,
@@ -189,12 +190,7 @@ class StateStore(StateBackend):
         for sa in sas:
             km.sad.add(sa)
             self._usage.stored(sa.key, sa)
-            if sa.state == SaState.LARVAL:
-                km.larval(sa)
-            else:
-                km.timers.added(sa)
-                if sa.used:
-                    km.timers.first_use(sa)
+            start_timers(km, sa)
         for index, added, message in self.db.execute(
             "SELECT id, added, message FROM policies ORDER BY rowid"
         ):
