@@ -8,8 +8,9 @@ row with a goal (met or missed), and every row skipped on this machine. The exit
 1 if any benchmark failed; a missed goal is a result, not a failure (the machines are
 noisy), and neither is a skipped row.
 
-A benchmark is a module here with a ``__main__`` block; ``common`` and ``netns`` are its
-helpers.
+A benchmark is a module here with a ``__main__`` block; ``common`` is their helper. The
+multi-process benchmarks keep their parts in ``system/`` (``bench.espd`` is the entry point
+of ``bench.system.espd``), on the namespace harness the tests use (``tests/netns.py``).
 """
 
 import argparse

@@ -22,6 +22,7 @@ from cryptoapi.esp import Datapath, ip
 from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.setkey.apply import LocalTransport, apply
 from cryptoapi.pfkey.setkey.parser import parse
+from tests.netns import TunnelSa, tunnel_setkey
 
 PACKET = 1400
 LOCAL, PEER = "198.51.100.1", "198.51.100.2"
@@ -40,19 +41,21 @@ BATCH = 45
 """Packets per batch call: the segments of one 64 KB TSO read at the TUN's MTU."""
 BATCH_CALLS = 400
 """Batches of fresh sequence numbers made for ``input_many`` (more than the rounds take)."""
+NETS = ("10.1.0.0/16", "10.2.0.0/16")
 KEYS = {f"k{n}": bytes(range(n)).hex() for n in (16, 20, 32, 36)}
 
 
 def setkey_text(algorithms: str, *, reverse: bool) -> str:
-    out, into = (PEER, LOCAL) if reverse else (LOCAL, PEER)
+    """Both SAs (the same algorithms each way) and the local side's tunnel policies
+    between 10.1.0.0/16 and 10.2.0.0/16; ``reverse``: the peer's."""
     algs = algorithms.format(**KEYS)
-    nets = ("10.2.0.0/16", "10.1.0.0/16") if reverse else ("10.1.0.0/16", "10.2.0.0/16")
-    return (
-        f"add {LOCAL} {PEER} esp {SPI_OUT:#x} -m tunnel {algs} ;\n"
-        f"add {PEER} {LOCAL} esp {SPI_IN:#x} -m tunnel {algs} ;\n"
-        f"spdadd {nets[0]} {nets[1]} any -P out ipsec esp/tunnel/{out}-{into}/require ;\n"
-        f"spdadd {nets[1]} {nets[0]} any -P in ipsec esp/tunnel/{into}-{out}/require ;\n"
-    )
+    sas = [
+        TunnelSa(src=LOCAL, dst=PEER, spi=SPI_OUT, algorithms=algs),
+        TunnelSa(src=PEER, dst=LOCAL, spi=SPI_IN, algorithms=algs),
+    ]
+    (here, there), nets = (PEER, LOCAL) if reverse else (LOCAL, PEER), NETS
+    net, peer_net = nets[::-1] if reverse else nets
+    return tunnel_setkey(sas, here=here, there=there, net=net, peer_net=peer_net)
 
 
 def datapath(algorithms: str, *, reverse: bool, registry: Registry) -> Datapath:

@@ -1,16 +1,10 @@
-"""Network namespaces for the espd tests, and the small tools that run inside them.
+"""The espd tests' side of the namespace harness (:mod:`tests.netns`): the tunnel the
+tests set up, traffic between the inner addresses, and reading a capture; and the small
+tools that run inside a namespace.
 
-:func:`hosts` builds two namespaces joined by a veth pair — the "outer" link, addresses
-from TEST-NET-1 (192.0.2.0/24) — each with a persistent TUN device carrying its "inner"
-address (10.1.0.1, 10.2.0.1) and a route to the other's inner address through the TUN. The
-TUN devices exist before any espd opens them (``ip tuntap add``), so addresses and routes
-survive an espd being killed and restarted. IPv6 is off on the veth, so that the link
-carries nothing the test did not cause (no router solicitations).
-
-Every process is started with ``ip netns exec`` and tracked; leaving the context manager
-ends them (SIGTERM, then SIGKILL), ends anything else left in the namespaces (only this
-test's processes can be there) and deletes the namespaces, even after a failure. Every wait
-is bounded. Traffic never leaves the namespaces: every address used is inside them.
+:func:`tunnel_conf` is the tests' tunnel: AES-GCM-16 one way, AES-CBC with HMAC-SHA-256
+back, keys derived from the SPIs. The harness's names the tests use (``hosts``, ``Host``,
+``Espd``, ``WAIT``, ...) are re-exported here, so that a test imports one module.
 
 Run as a program inside a namespace (``python -m tests.esp.netns TOOL ...``) this module is
 the toolbox: ``ping`` (ICMP echo over a raw socket), ``tcp-sink``/``tcp-source`` (a bounded
@@ -21,27 +15,64 @@ pcap file). Each prints one JSON line (``capture`` and ``tcp-sink`` print ``read
 import argparse
 import contextlib
 import hashlib
-import itertools
 import json
 import os
 import random
-import select
-import shutil
 import signal
 import socket
 import struct
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON = sys.executable
-WAIT = 15.0
-"""The longest any single step waits (a start, an exit, a transfer)."""
+from tests.netns import (
+    PYTHON,
+    ROOT,
+    WAIT,
+    Espd,
+    Host,
+    Namespace,
+    TunnelSa,
+    espd_command,
+    hosts,
+    lone_host,
+    namespace,
+    parse_stats,
+    stop,
+    tunnel_setkey,
+    unavailable,
+    wait_for_line,
+)
+
+# The harness's names a test uses, importable from here too (one module to import).
+__all__ = [
+    "PYTHON",
+    "WAIT",
+    "Espd",
+    "Host",
+    "Kinds",
+    "Namespace",
+    "capture",
+    "capture_drops",
+    "classify",
+    "espd_command",
+    "hosts",
+    "lone_host",
+    "namespace",
+    "parse_stats",
+    "ping",
+    "read_pcap",
+    "stop",
+    "tool",
+    "transfer",
+    "transfer_bytes",
+    "tunnel_conf",
+    "unavailable",
+    "wait_for_line",
+]
+
 ETH_P_ALL = 0x0003
 SO_RCVBUFFORCE = 33  # <asm-generic/socket.h> (root may pass rmem_max; Python has no name)
 SOL_PACKET = 263  # <linux/socket.h>
@@ -53,276 +84,6 @@ CAPTURE_BUFFER = 64 << 20  # what a loaded 2-core machine needs not to drop a 1 
 ETH_P_IP = 0x0800
 ETH_P_ARP = 0x0806
 ETH_P_IPV6 = 0x86DD
-
-_names = itertools.count()
-
-
-# -- can this machine do it? -------------------------------------------------------------
-
-
-def unavailable() -> str | None:
-    """Why these tests cannot run here (None when they can)."""
-    if os.geteuid() != 0:
-        return "needs root (network namespaces, veth and TUN devices)"
-    if shutil.which("ip") is None:
-        return "needs iproute2's ip command"
-    if not os.path.exists("/dev/net/tun"):
-        return "needs /dev/net/tun"
-    probe = f"espdprobe{os.getpid()}"
-    made = subprocess.run(
-        ["ip", "netns", "add", probe], check=False, capture_output=True, timeout=WAIT
-    )
-    if made.returncode:
-        return f"ip netns does not work here: {made.stderr.decode().strip()}"
-    subprocess.run(["ip", "netns", "del", probe], check=False, capture_output=True, timeout=WAIT)
-    return None
-
-
-# -- namespaces and their processes --------------------------------------------------------
-
-
-def run(*argv: str) -> str:
-    """Run a command to completion (bounded); its output; AssertionError if it fails."""
-    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=WAIT)
-    if done.returncode:
-        raise AssertionError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
-    return done.stdout
-
-
-@dataclass
-class Namespace:
-    """One network namespace of this test and the processes started in it."""
-
-    name: str
-    processes: list[subprocess.Popen[str]] = field(default_factory=list)
-
-    def ip(self, *argv: str) -> str:
-        return run("ip", "-n", self.name, *argv)
-
-    def argv(self, *argv: str) -> list[str]:
-        return ["ip", "netns", "exec", self.name, *argv]
-
-    def sysctl(self, key: str, value: str) -> None:
-        path = "/proc/sys/" + key.replace(".", "/")
-        run(*self.argv("sh", "-c", f"echo {value} > {path}"))
-
-    def start(self, *argv: str, **popen: object) -> subprocess.Popen[str]:
-        """A process in the namespace (``ip netns exec`` execs it: the pid is its own)."""
-        options: dict[str, object] = {
-            "cwd": ROOT,
-            "text": True,
-            "stdout": subprocess.PIPE,
-            "stderr": subprocess.PIPE,
-        }
-        options.update(popen)
-        process = subprocess.Popen(self.argv(*argv), **options)  # type: ignore[call-overload]
-        self.processes.append(process)
-        return process
-
-    def tool(self, *argv: str) -> dict[str, object]:
-        """Run one of this module's tools in the namespace; its JSON result."""
-        done = subprocess.run(
-            self.argv(PYTHON, "-m", "tests.esp.netns", *argv),
-            check=False,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=WAIT + 5,
-        )
-        if done.returncode:
-            raise AssertionError(f"{argv[0]} in {self.name} failed: {done.stderr.strip()}")
-        result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-        return result
-
-    def close(self) -> None:
-        for process in self.processes:
-            stop(process)
-        for pid in run("ip", "netns", "pids", self.name).split():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid), signal.SIGKILL)  # a child of one of this test's processes
-        subprocess.run(
-            ["ip", "netns", "del", self.name], check=False, capture_output=True, timeout=WAIT
-        )
-
-
-def stop(process: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
-    """Signal ``process`` (if running) and wait, bounded; SIGKILL if it does not exit."""
-    if process.poll() is None:
-        process.send_signal(sig)
-        try:
-            process.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(WAIT)
-    return process.returncode
-
-
-@contextlib.contextmanager
-def namespace(tag: str) -> Iterator[Namespace]:
-    """A fresh namespace (name unique per process and call), deleted on exit."""
-    name = f"espd{os.getpid()}{tag}{next(_names)}"
-    run("ip", "netns", "add", name)
-    ns = Namespace(name)
-    try:
-        ns.ip("link", "set", "lo", "up")
-        yield ns
-    finally:
-        ns.close()
-
-
-# -- two hosts ------------------------------------------------------------------------
-
-
-@dataclass
-class Host:
-    """One side: its namespace, outer (veth) and inner (TUN) address, devices, and the
-    other side's addresses."""
-
-    ns: Namespace
-    outer: str
-    inner: str
-    peer_outer: str
-    peer_inner: str
-    veth: str = "veth0"
-    tun: str = "esp0"
-    work: Path = Path()
-
-    def espd(self, *options: str) -> "Espd":
-        """Start ``cryptoapi espd --tun esp0 OPTIONS`` here (call ``ready()`` on it), its
-        sequence floors in this host's file of the work directory unless OPTIONS say."""
-        if "--seq-state" not in options:
-            options = (*options, "--seq-state", str(self.seq_state))
-        process = self.ns.start(PYTHON, "-m", "cryptoapi", "espd", "--tun", self.tun, *options)
-        return Espd(process)
-
-    @property
-    def seq_state(self) -> Path:
-        """This host's espd sequence floor file (kept across its espd's restarts)."""
-        return self.work / f"{self.ns.name}.seq"
-
-    def conf(self, text: str) -> str:
-        """Write a setkey file for this host; its path."""
-        path = self.work / f"{self.ns.name}.conf"
-        path.write_text(text)
-        return str(path)
-
-
-@dataclass
-class Espd:
-    """A running espd and what it printed on standard error."""
-
-    process: subprocess.Popen[str]
-    stderr: list[str] = field(default_factory=list)
-
-    def ready(self) -> "Espd":
-        """Wait (bounded) for espd's ``ready`` line; AssertionError if it exits first."""
-        assert self.process.stderr is not None
-        try:
-            self.stderr += wait_for_line(self.process.stderr.fileno(), "espd: ready")
-        except AssertionError as error:
-            stop(self.process, signal.SIGKILL)
-            raise AssertionError(f"espd did not get ready: {error}{self.rest()}") from None
-        return self
-
-    def stats(self) -> dict[str, int]:
-        """SIGUSR1, and the counters espd prints (one write, so the block is whole once
-        its first bytes are there; read until the pipe stays quiet for a moment)."""
-        assert self.process.stdout is not None
-        self.process.send_signal(signal.SIGUSR1)
-        fd = self.process.stdout.fileno()
-        text, wait = b"", WAIT
-        while select.select([fd], [], [], wait)[0]:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            text, wait = text + chunk, 0.1
-        assert text, "espd printed no counters on SIGUSR1"
-        return parse_stats(text.decode())
-
-    def rest(self) -> str:
-        """What espd wrote after the lines read (once it has exited)."""
-        if self.process.poll() is None or self.process.stderr is None:
-            return ""
-        return self.process.stderr.read()
-
-    def finish(self, sig: int = signal.SIGTERM) -> tuple[int, str, str]:
-        """Stop espd; (exit status, standard output, the rest of standard error)."""
-        code = stop(self.process, sig)
-        out = self.process.stdout.read() if self.process.stdout else ""
-        return code, out, "".join(self.stderr) + self.rest()
-
-
-def espd_command(*args: str) -> subprocess.CompletedProcess[str]:
-    """``cryptoapi espd ARGS`` run to its end here, outside any namespace (for what stops
-    it before it opens a device), bounded."""
-    return subprocess.run(
-        [PYTHON, "-m", "cryptoapi", "espd", *args],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-    )
-
-
-def wait_for_line(fd: int, wanted: str, timeout: float = WAIT) -> list[str]:
-    """Read the pipe ``fd`` (unbuffered, so nothing hides in a buffer from ``select``)
-    until a line containing ``wanted``; the lines read. AssertionError, with them, if it
-    does not come within ``timeout`` or the pipe closes first."""
-    text, deadline = b"", time.monotonic() + timeout
-    while wanted.encode() not in text:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise AssertionError(f"no {wanted!r} in time; got {text.decode()!r}")
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            raise AssertionError(f"the pipe closed before {wanted!r}; got {text.decode()!r}")
-        text += chunk
-    return text.decode().splitlines(keepends=True)
-
-
-def parse_stats(text: str) -> dict[str, int]:
-    """``name<TAB>value`` lines (``/proc/net/xfrm_stat``'s layout) as a dict."""
-    return {name: int(value) for name, value in (line.split() for line in text.splitlines())}
-
-
-@contextlib.contextmanager
-def hosts(*, mtu: int = 1500) -> Iterator[tuple[Host, Host]]:
-    """Two namespaces joined by a veth pair, a TUN device and routes on each (see the
-    module docstring); a private work directory for their files."""
-    with contextlib.ExitStack() as stack:
-        a = stack.enter_context(namespace("a"))
-        b = stack.enter_context(namespace("b"))
-        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="espd")))
-        left = Host(a, "192.0.2.1", "10.1.0.1", "192.0.2.2", "10.2.0.1", work=work)
-        right = Host(b, "192.0.2.2", "10.2.0.1", "192.0.2.1", "10.1.0.1", work=work)
-        run("ip", "link", "add", "veth0", "netns", a.name, "mtu", str(mtu), "type", "veth",
-            "peer", "name", "veth0", "netns", b.name, "mtu", str(mtu))  # fmt: skip
-        for host in (left, right):
-            _configure(host)
-        yield left, right
-
-
-@contextlib.contextmanager
-def lone_host() -> Iterator[Host]:
-    """One namespace with a persistent TUN device and no peer, for what espd does alone
-    (its start-up errors, losing its TUN device); a private work directory."""
-    with contextlib.ExitStack() as stack:
-        ns = stack.enter_context(namespace("l"))
-        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="espd")))
-        host = Host(ns, "192.0.2.1", "10.1.0.1", "192.0.2.2", "10.2.0.1", work=work)
-        ns.ip("tuntap", "add", "dev", host.tun, "mode", "tun")
-        yield host
-
-
-def _configure(host: Host) -> None:
-    ns = host.ns
-    ns.sysctl(f"net.ipv6.conf.{host.veth}.disable_ipv6", "1")
-    ns.ip("addr", "add", f"{host.outer}/24", "dev", host.veth)
-    ns.ip("link", "set", host.veth, "up")
-    ns.ip("tuntap", "add", "dev", host.tun, "mode", "tun")
-    ns.ip("addr", "add", f"{host.inner}/32", "dev", host.tun)
-    ns.ip("link", "set", host.tun, "up")
-    ns.ip("route", "add", f"{host.peer_inner}/32", "dev", host.tun, "src", host.inner)
 
 
 def tunnel_conf(
@@ -346,18 +107,37 @@ def tunnel_conf(
         return "0x" + hashlib.shake_256(b"espd test %d" % spi).hexdigest(size)
 
     up, down = spis
-    statements = ["flush;", "spdflush;"] if flush else []
-    statements += [
-        f"add {low.outer} {high.outer} esp {up:#x} -m tunnel -r {replay}"
-        f" -E aes-gcm-16 {key(up, 20)};",
-        f"add {high.outer} {low.outer} esp {down:#x} -m tunnel -r {replay}"
-        f" -E aes-cbc {key(down, 16)} -A hmac-sha256 {key(down + 1, 32)};",
-        f"spdadd {here}/32 {there}/32 any -P out ipsec"
-        f" esp/tunnel/{left.outer}-{right.outer}/require;",
-        f"spdadd {there}/32 {here}/32 any -P in ipsec"
-        f" esp/tunnel/{right.outer}-{left.outer}/require;",
+    gcm = f"-E aes-gcm-16 {key(up, 20)}"
+    cbc = f"-E aes-cbc {key(down, 16)} -A hmac-sha256 {key(down + 1, 32)}"
+    sas = [
+        TunnelSa(src=low.outer, dst=high.outer, spi=up, algorithms=gcm),
+        TunnelSa(src=high.outer, dst=low.outer, spi=down, algorithms=cbc),
     ]
-    return "\n".join([*statements, ""])
+    return tunnel_setkey(
+        sas,
+        here=left.outer,
+        there=right.outer,
+        net=f"{here}/32",
+        peer_net=f"{there}/32",
+        replay=replay,
+        flush=flush,
+    )
+
+
+def tool(ns: Namespace, *argv: str) -> dict[str, object]:
+    """Run one of this module's tools in the namespace ``ns``; its JSON result."""
+    done = subprocess.run(
+        ns.argv(PYTHON, "-m", "tests.esp.netns", *argv),
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=WAIT + 5,
+    )
+    if done.returncode:
+        raise AssertionError(f"{argv[0]} in {ns.name} failed: {done.stderr.strip()}")
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
 
 
 # -- traffic between the inner addresses ------------------------------------------------
@@ -373,9 +153,10 @@ def ping(
 ) -> int:
     """Echo replies ``src`` got from ``dst``'s inner address (at most ``count``)."""
     here, there = inner or (src.inner, dst.inner)
-    result = src.ns.tool(
-        "ping", "--src", here, "--dst", there, "--count", str(count), "--timeout", str(timeout)
-    )
+    result = tool(
+        src.ns, "ping", "--src", here, "--dst", there, "--count", str(count),
+        "--timeout", str(timeout),
+    )  # fmt: skip
     received = result["received"]
     assert isinstance(received, int)
     return received
@@ -387,8 +168,8 @@ def transfer(src: Host, dst: Host, size: int, *, seed: int = 1) -> tuple[dict[st
     sink = dst.ns.start(PYTHON, "-m", "tests.esp.netns", "tcp-sink", "--bind", dst.inner)
     assert sink.stdout is not None
     wait_for_line(sink.stdout.fileno(), "ready")
-    sent = src.ns.tool(
-        "tcp-source", "--src", src.inner, "--dst", dst.inner, "--bytes", str(size),
+    sent = tool(
+        src.ns, "tcp-source", "--src", src.inner, "--dst", dst.inner, "--bytes", str(size),
         "--seed", str(seed),
     )  # fmt: skip
     out, err = sink.communicate(timeout=WAIT)

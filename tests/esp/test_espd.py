@@ -234,7 +234,7 @@ def test_bad_packets_and_failed_sends_do_not_stop_espd(udp_tunnel):
         os.urandom(1400).hex(),
     ]
     args = ["--src", t.b.outer, "--dst", t.a.outer]
-    t.b.ns.tool("udp-send", *args, *(f"--payload={p}" for p in junk))
+    netns.tool(t.b.ns, "udp-send", *args, *(f"--payload={p}" for p in junk))
     t.a.ns.ip("route", "add", "unreachable", f"{t.b.outer}/32")
     try:
         assert netns.ping(t.a, t.b, count=1, timeout=1) == 0
