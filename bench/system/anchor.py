@@ -13,11 +13,13 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.system import procfs
-from bench.system.iperf import from_iperf
-from bench.system.records import Side, TcpRun, run_line
+from bench.system.iperf import UDP_LEN, UDP_SECS, from_iperf, udp_result
+from bench.system.latency import INTERVAL, PINGS, average_rtt_ms
+from bench.system.records import Side, TcpRun, fmt, run_line, udp_line
 from bench.system.topology import Transform
 from tests import netns
 
@@ -26,8 +28,11 @@ PYTHON = sys.executable
 ANCHOR = Path(os.environ.get("ESPD_BENCH_ANCHOR", ROOT.parent / "shared/tools/strongswan-anchor"))
 
 
-def measure_anchor(transform: Transform, work: Path, runs: int, secs: int) -> Side:
-    """``run.sh OUT PROPOSAL`` (TCP runs only), its per-run files parsed."""
+def measure_anchor(
+    transform: Transform, work: Path, runs: int, secs: int, udp_rates: Sequence[str] = ()
+) -> Side:
+    """``run.sh OUT PROPOSAL`` (the TCP runs, then one UDP run per rate), its per-run files
+    parsed."""
     why = _anchor_unavailable()
     if why:
         return Side(error=why, skipped=True)
@@ -37,12 +42,14 @@ def measure_anchor(transform: Transform, work: Path, runs: int, secs: int) -> Si
         "WD": str(wd),
         "TCP_RUNS": str(runs),
         "TCP_SECS": str(secs),
-        "UDP_RATES": " ",
+        "UDP_RATES": " ".join(udp_rates) or " ",
+        "UDP_SECS": str(UDP_SECS),
+        "UDP_LEN": str(UDP_LEN),
         "PY": PYTHON,
     }
     # UDP_RATES="" would mean the default rates to bench.sh's ${UDP_RATES:-...}: a blank
     # is set and non-empty, and its for loop then has nothing to run.
-    timeout = 90 + runs * (secs + 10)
+    timeout = 90 + runs * (secs + 10) + len(udp_rates) * (UDP_SECS + 10)
     try:
         log = _run_anchor(
             ["bash", str(ANCHOR / "run.sh"), str(out), transform.proposal], env, timeout
@@ -59,7 +66,51 @@ def measure_anchor(transform: Transform, work: Path, runs: int, secs: int) -> Si
             side.error = f"run tcp{number}: no result ({error}); run.sh said: {log[-1500:]}"
             break
         print(f"  anchor {transform.proposal} tcp{number}: {run_line(side.runs[-1])}", flush=True)
+    for rate in udp_rates:
+        try:
+            result = json.loads((directory / f"{transform.proposal}-udp-{rate}.json").read_text())
+            side.udp.append(udp_result(rate, result))
+        except (OSError, KeyError, ValueError) as error:
+            side.error = f"run udp-{rate}: no result ({error})"
+            break
+        print(f"  anchor {transform.proposal} udp-{rate}: {udp_line(side.udp[-1])}", flush=True)
+    side.rtt_ms = anchor_rtt_ms(transform, env)
+    print(f"  anchor {transform.proposal} ping: {fmt(side.rtt_ms, 3)} ms average", flush=True)
     return side
+
+
+ANCHOR_PING = """
+set -e
+. "$ANCHOR/common.sh"
+"$HERE/netns_up.sh" >/dev/null
+trap '"$HERE/stop_charons.sh"; "$HERE/netns_down.sh" >/dev/null' EXIT
+"$HERE/stop_charons.sh"
+"$HERE/gen_conf.sh" "$PROPOSAL"
+"$HERE/start_charons.sh" >/dev/null
+STRONGSWAN_CONF=$WD/A/strongswan.conf timeout 30 swanctl --initiate --child net \\
+    --uri unix://$WD/A/charon.vici >/dev/null
+ip netns exec $NSA ping -c 1 -W 2 -I $INA $INB >/dev/null || true
+ip netns exec $NSA ping -q -c $PINGS -i $INTERVAL -I $INA $INB
+"""
+"""run.sh's steps for one proposal, with a ping where it runs bench.sh (the names are the
+anchor's common.sh's)."""
+
+
+def anchor_rtt_ms(transform: Transform, env: dict[str, str]) -> float | None:
+    """The average idle RTT through the anchor's tunnel for ``transform``; ``env`` is the
+    one run.sh was given."""
+    env = {
+        **env,
+        "ANCHOR": str(ANCHOR),
+        "PROPOSAL": transform.proposal,
+        "PINGS": str(PINGS),
+        "INTERVAL": INTERVAL,
+    }
+    try:
+        output = _run_anchor(["bash", "-c", ANCHOR_PING], env, timeout=120)
+    finally:
+        _anchor_cleanup(env)
+    return average_rtt_ms(output)
 
 
 def _anchor_unavailable() -> str | None:

@@ -14,8 +14,10 @@ AES-GCM-16 (aes128gcm16), AES-CBC with HMAC-SHA-256 (aes128-sha256), ChaCha20-Po
 Per transform: ``ESPD_BENCH_RUNS`` (3) TCP runs of ``ESPD_BENCH_SECS`` (10) seconds; the
 median receiver-side Mbit/s, and per run both espds' CPU seconds (utime + stime of
 /proc/PID/stat), packets handled (their SIGUSR1 counters), UDP receive-buffer drops, TUN
-queue drops and the load average before, as the anchor's bench.sh records; then the anchor
-(``run.sh`` with the same TCP_RUNS/TCP_SECS and no UDP runs), its JSON files parsed. The
+queue drops and the load average before, as the anchor's bench.sh records; then one UDP
+run of 5 s per offered rate (``--udp-rates``, 1348-byte datagrams: what arrived and the
+share lost; the table shows the most carried losing under 1%); then the anchor (``run.sh``
+with the same TCP_RUNS/TCP_SECS and UDP_RATES), its JSON files parsed. The
 order of espd and anchor alternates from transform to transform, so drift on a shared
 machine hits both alike.
 
@@ -70,12 +72,12 @@ def bench_transform(
     anchor_first: bool,
 ) -> Result:
     print(f"=== {transform.name} (anchor {transform.proposal})", flush=True)
-    runs, secs = options.runs, options.secs
+    runs, secs, rates = options.runs, options.secs, options.udp_rates.split()
 
     def anchor() -> Side | None:
         if options.no_anchor:
             return None
-        side = measure_anchor(transform, work / transform.name, runs, secs)
+        side = measure_anchor(transform, work / transform.name, runs, secs, rates)
         if side.skipped:
             skipped(f"  anchor {transform.proposal}", side.error or "")
         elif side.error:
@@ -83,7 +85,9 @@ def bench_transform(
         return side
 
     first = anchor() if anchor_first else None
-    espd = measure_espd(hosts, transform, work, runs, secs, espd_options=options.espd_arg)
+    espd = measure_espd(
+        hosts, transform, work, runs, secs, espd_options=options.espd_arg, udp_rates=rates
+    )
     if espd.error:
         print(f"  espd {transform.name}: {espd.error}", flush=True)
     result = Result(transform, espd, first if anchor_first else anchor())
@@ -117,6 +121,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         choices=sorted(TRANSFORMS),
         help="only this transform (repeatable; default all three)",
+    )
+    parser.add_argument(
+        "--udp-rates",
+        default="250M 500M 750M 1000M",
+        metavar="RATES",
+        help="UDP runs at these offered rates, both sides ('' for none)",
     )
     parser.add_argument("--no-anchor", action="store_true", help="skip strongSwan")
     parser.add_argument(

@@ -1,8 +1,9 @@
-"""TCP through the tunnel: iperf3 from espA to espB's inner address (its server started
-once, for the whole run), and the measured runs through a pair of espds: per run the
-receiver-side Mbit/s, both espds' CPU seconds (utime + stime of /proc/PID/stat), packets
-handled (their SIGUSR1 counters), UDP receive-buffer drops, TUN queue drops and the load
-average before, as the anchor's bench.sh records."""
+"""TCP and UDP through the tunnel: iperf3 from espA to espB's inner address (its server
+started once, for the whole run), and the measured runs through a pair of espds: per TCP
+run the receiver-side Mbit/s, both espds' CPU seconds (utime + stime of /proc/PID/stat),
+packets handled (their SIGUSR1 counters), UDP receive-buffer drops, TUN queue drops and
+the load average before, as the anchor's bench.sh records; per UDP run at an offered
+rate, what arrived and the share lost."""
 
 import contextlib
 import json
@@ -14,17 +15,25 @@ from pathlib import Path
 from typing import Any
 
 from bench.system import procfs
+from bench.system.latency import espd_rtt_ms
 from bench.system.processes import Daemon, EspdPair, handled
-from bench.system.records import Side, TcpRun, run_line
+from bench.system.records import Side, TcpRun, UdpRun, fmt, run_line, udp_line
 from bench.system.topology import INNER, MTU, TUN, Transform
 from tests import netns
 from tests.netns import Host, StepError
 
 IPERF_PORT = 5201
+UDP_SECS = 5
+"""Seconds per UDP run, as the anchor's bench.sh."""
 
 
-def iperf3(client: Host, secs: int) -> dict[str, Any]:
-    """One iperf3 TCP run from ``client`` to the other side's inner address; its JSON."""
+UDP_LEN = 1348
+"""The UDP payload of the UDP runs, as the anchor's bench.sh: a 1376-byte inner packet."""
+
+
+def iperf3(client: Host, secs: int, *extra: str) -> dict[str, Any]:
+    """One iperf3 run (TCP, or what ``extra`` says) from ``client`` to the other side's
+    inner address; its JSON."""
     server = INNER[1] if client.inner == INNER[0] else INNER[0]
     argv = client.ns.argv(
         "iperf3",
@@ -39,6 +48,7 @@ def iperf3(client: Host, secs: int) -> dict[str, Any]:
         str(secs),
         "--connect-timeout",
         "5000",
+        *extra,
     )
     try:
         done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=secs + 30)
@@ -67,6 +77,27 @@ def from_iperf(name: str, result: dict[str, Any]) -> dict[str, Any]:
             (cpu.get("host_total", 0.0) + cpu.get("remote_total", 0.0)) * sent["seconds"] / 100, 2
         ),
     }
+
+
+def udp_result(rate: str, result: dict[str, Any]) -> UdpRun:
+    """What a UDP run's JSON says arrived (the server's count, as iperf3 reports it)."""
+    total = result["end"]["sum"]
+    lost = float(total.get("lost_percent", 0.0))
+    received = result["end"].get("sum_received", {}).get("bits_per_second")
+    if received is None:  # older iperf3: the sender's rate less what was lost
+        received = total["bits_per_second"] * (1 - lost / 100)
+    return UdpRun(rate, round(received / 1e6, 1), round(lost, 2))
+
+
+def udp_runs(client: Host, rates: Sequence[str], secs: int, label: str) -> list[UdpRun]:
+    """One UDP run per offered rate, printed as measured."""
+    runs = []
+    for rate in rates:
+        result = iperf3(client, secs, "-u", "-b", rate, "-l", str(UDP_LEN))
+        runs.append(udp_result(rate, result))
+        print(f"  {label} udp-{rate}: {udp_line(runs[-1])}", flush=True)
+        time.sleep(2)
+    return runs
 
 
 def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
@@ -121,6 +152,7 @@ def measure_espd(
     mtu: int = MTU,
     label: str = "tcp",
     espd_options: Sequence[str] = (),
+    udp_rates: Sequence[str] = (),
 ) -> Side:
     side = Side()
     try:
@@ -129,10 +161,13 @@ def measure_espd(
         return Side(error=str(error))
     try:
         warm_up(pair)
+        side.rtt_ms = espd_rtt_ms(pair.hosts[0])
+        print(f"  espd {transform.name} ping: {fmt(side.rtt_ms, 3)} ms average", flush=True)
         for number in range(1, runs + 1):
             side.runs.append(espd_run(f"{label}{number}", pair, secs))
             print(f"  espd {transform.name} {label}{number}: {run_line(side.runs[-1])}", flush=True)
             time.sleep(2)  # as bench.sh: the queues drain between runs
+        side.udp = udp_runs(pair.hosts[0], udp_rates, UDP_SECS, f"espd {transform.name}")
     except (StepError, KeyError, ValueError, OSError) as error:
         side.error = f"{type(error).__name__}: {error}"
     finally:

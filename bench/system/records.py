@@ -44,6 +44,19 @@ class TcpRun:
 
 
 @dataclass
+class UdpRun:
+    """One iperf3 UDP run at a fixed offered rate: what arrived, and the share lost."""
+
+    rate: str  # iperf3's -b, e.g. "600M"
+    recv_mbps: float
+    lost_percent: float
+
+
+LOSS_LIMIT = 1.0
+"""The loss, in percent, under which a UDP rate counts as carried (issue 21)."""
+
+
+@dataclass
 class Side:
     """Every run of one endpoint kind (espd or the anchor) for one transform."""
 
@@ -51,6 +64,14 @@ class Side:
     error: str | None = None
     skipped: bool = False  # error says why this side cannot run here: not a failure
     notes: list[str] = field(default_factory=list)
+    udp: list[UdpRun] = field(default_factory=list)
+    rtt_ms: float | None = None  # the average idle ping through the tunnel
+
+    @property
+    def udp_best_mbps(self) -> float | None:
+        """The most a UDP run carried losing under :data:`LOSS_LIMIT` percent."""
+        carried = [r.recv_mbps for r in self.udp if r.lost_percent < LOSS_LIMIT]
+        return max(carried) if carried else None
 
     @property
     def median_mbps(self) -> float | None:
@@ -78,6 +99,9 @@ class Side:
             "us_per_packet": [self.us_per_packet(0), self.us_per_packet(1)],
             "error": self.error,
             "notes": self.notes,
+            "udp": [dataclasses.asdict(r) for r in self.udp],
+            "udp_best_mbps": self.udp_best_mbps,
+            "rtt_ms": self.rtt_ms,
             "runs": [
                 {
                     **dataclasses.asdict(r),
@@ -107,6 +131,10 @@ def run_line(run: TcpRun) -> str:
         f" kernel threads {run.machine.kernel_threads_cpu_s:.2f}s, unattributed"
         f" {run.unattributed_s:.2f}s)"
     )
+
+
+def udp_line(run: UdpRun) -> str:
+    return f"{run.recv_mbps:7.1f} Mbit/s received, {run.lost_percent:.2f}% lost"
 
 
 def fmt(value: float | None, digits: int = 2) -> str:

@@ -64,6 +64,18 @@ def print_table(results: Sequence[Result]) -> None:
                 f"  --no-offload         {fmt(r.plain.median_mbps, 1):>11}"
                 f"  {'':>17}  {fmt(ratio, 3):>6}  {fmt(r.plain.cpu_per_gb, 1):>13}"
             )
+        if r.espd.rtt_ms is not None:
+            ours, theirs = r.espd.rtt_ms, anchor.rtt_ms
+            print(
+                f"  ping RTT, idle (ms)  {fmt(ours, 3):>11}  {fmt(theirs, 3):>17}"
+                f"  {fmt(ours / theirs if theirs else None, 3):>6}"
+            )
+        if r.espd.udp:
+            best, theirs = r.espd.udp_best_mbps, anchor.udp_best_mbps
+            print(
+                f"  UDP, under 1% lost   {fmt(best, 1):>11}  {fmt(theirs, 1):>17}"
+                f"  {fmt(best / theirs if best and theirs else None, 3):>6}"
+            )
         for side, what in (
             (r.espd, "espd"),
             (r.plain or Side(), "espd --no-offload"),
