@@ -5,6 +5,7 @@ import contextlib
 import errno
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -13,6 +14,10 @@ from collections.abc import Callable, Iterator
 from cryptoapi.pfkey import Message, MsgType, SaType
 from cryptoapi.pfkey.daemon.client import PfkeyClient, fields
 from cryptoapi.pfkey.daemon.control import query
+from cryptoapi.pfkey.wire.constants import ExtType
+from cryptoapi.pfkey.wire.extensions import Lifetime, Sa
+from cryptoapi.pfkey.wire.message import decode
+from cryptoapi.pfkey.wire.x_extensions import Sa2
 from tests.pfkey.conftest import AUTH_KEY, sa_message
 from tests.pfkey.keyd import WAIT, start_keyd, stop
 
@@ -47,11 +52,53 @@ def delete(pfkey: PfkeyClient, spi: int) -> int:
 
 
 def dump(pfkey: PfkeyClient) -> list[bytes]:
-    """The SAs a DUMP lists (the messages, without their headers' seq and pid)."""
+    """The SAs a DUMP lists (the messages, without their headers' seq and pid), their
+    ``sadb_x_sa2_sequence`` zeroed: the checkpoint a keyd raises whenever it becomes active
+    (:func:`dump_with_sequences` keeps it)."""
+    return [_zero_sequence(entry) for entry in dump_with_sequences(pfkey)]
+
+
+def dump_with_sequences(pfkey: PfkeyClient) -> list[bytes]:
     replies = pfkey.request(Message(MsgType.DUMP, SaType.ESP, 0, 0, 0, ()))
     if fields(replies[0])[1] == errno.ENOENT:
         return []
     return [reply[16:] for reply in replies]
+
+
+def sequences(pfkey: PfkeyClient) -> dict[int, int]:
+    """Each dumped SA's ``sadb_x_sa2_sequence``, by SPI."""
+    return _by_spi(pfkey, ExtType.X_SA2, Sa2, "sequence")
+
+
+def packets(pfkey: PfkeyClient) -> dict[int, int]:
+    """Each dumped SA's packets (``sadb_lifetime_allocations`` of its current lifetime)."""
+    return _by_spi(pfkey, ExtType.LIFETIME_CURRENT, Lifetime, "allocations")
+
+
+def _by_spi(pfkey: PfkeyClient, exttype: int, kind: type, name: str) -> dict[int, int]:
+    """The field ``name`` of each dumped SA's extension ``exttype`` (a ``kind``), by SPI."""
+    found = {}
+    for message in _dumped(pfkey):
+        sa, extension = message.get(ExtType.SA, Sa), message.get(exttype, kind)
+        if sa is not None and extension is not None:
+            found[sa.spi] = getattr(extension, name)
+    return found
+
+
+def _dumped(pfkey: PfkeyClient) -> list[Message]:
+    replies = pfkey.request(Message(MsgType.DUMP, SaType.ESP, 0, 0, 0, ()))
+    return [] if fields(replies[0])[1] == errno.ENOENT else [decode(r) for r in replies]
+
+
+def _zero_sequence(entry: bytes) -> bytes:
+    """``entry`` (extensions) with its sa2's sequence (bytes 8-12 of the extension) zeroed."""
+    start = 0
+    while start < len(entry):
+        words, exttype = struct.unpack_from("=HH", entry, start)
+        if exttype == ExtType.X_SA2:
+            return entry[: start + 8] + bytes(4) + entry[start + 12 :]
+        start += words * 8
+    return entry
 
 
 def status(where: str, name: str) -> dict:

@@ -6,9 +6,21 @@ import os
 import subprocess
 
 from cryptoapi.pfkey.daemon import pgschema
+from cryptoapi.pfkey.daemon.checkpoint import MARGIN
 from cryptoapi.pfkey.daemon.client import fields
 from cryptoapi.pfkey.daemon.pgconnect import connect
-from tests.ha.keyds import AUTH_KEY, WAIT, add, client, delete, dump, keyd, kill9, setkey
+from tests.ha.keyds import (
+    AUTH_KEY,
+    WAIT,
+    add,
+    client,
+    delete,
+    dump,
+    keyd,
+    kill9,
+    sequences,
+    setkey,
+)
 from tests.pfkey.conftest import sa_message
 from tests.pfkey.keyd import keyd_command, short_dir
 
@@ -71,7 +83,22 @@ def test_the_schema_is_versioned(database, pg_server):
     with short_dir() as where:
         done = _run_keyd(where, "--state", database)
     assert done.returncode == 1
-    assert "schema version 99 is not 1" in done.stderr
+    assert f"schema version 99 is not {pgschema.SCHEMA}" in done.stderr
+
+
+def test_a_schema_1_database_gains_the_sequence_checkpoints(database, pg_server):
+    with short_dir() as where, keyd(where, "a", database):
+        assert add(client(where, "a"), 0x2100) == 0
+    sas = f"{pgschema.NAMESPACE}.sas"
+    pg_server.sql(database, f"ALTER TABLE {sas} DROP COLUMN sequence")  # as version 1 had it
+    pg_server.sql(
+        database, f"UPDATE {pgschema.NAMESPACE}.meta SET value = '1' WHERE name = 'schema'"
+    )
+    with short_dir() as where, keyd(where, "a", database):
+        assert sequences(client(where, "a")) == {0x2100: MARGIN}  # 0, raised as it started
+    meta = dict(pg_server.sql(database, f"SELECT name, value FROM {pgschema.NAMESPACE}.meta"))
+    assert meta["schema"] == str(pgschema.SCHEMA) == "2"
+    assert pg_server.sql(database, f"SELECT sequence FROM {sas}") == [(MARGIN,)]
 
 
 def test_a_url_that_does_not_connect_is_one_line_and_exit_1():

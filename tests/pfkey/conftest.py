@@ -175,6 +175,20 @@ def sa_message(
     return Message(type, satype, seq, pid, 0, tuple(exts)).encode()
 
 
+def usage_report(spi, *, nbytes=0, packets=0, usetime=0, sequence=None, src=SRC, extra=()):
+    """The X_USAGE espd sends: the current lifetime (allocations are packets, as Linux)."""
+    exts = [
+        Sa(spi),
+        Lifetime(ExtType.LIFETIME_CURRENT, packets, nbytes, 0, usetime),
+        address(5, src),
+        address(6, DST),
+        *extra,
+    ]
+    if sequence is not None:
+        exts.append(Sa2(1, 0, sequence))
+    return Message(MsgType.X_USAGE, SaType.ESP, 9, 4343, 0, tuple(exts)).encode()
+
+
 def lookup_message(type, spi, *, satype=SaType.ESP, src=SRC, dst=DST, seq=2, pid=4242):
     """A DELETE or GET message: <base, SA, address(SD)>."""
     exts = (Sa(spi), address(5, src), address(6, dst))

@@ -30,8 +30,18 @@ restart, kill -9 and power loss included, each SA goes on past its floor (skippi
 it at once. Two espds need two files (a second one on the same file is refused).
 
 Following keyd, espd reports each SA's usage to it (bytes, packets, first use, last
-sequence number) every 2 seconds while it moves, and at exit, so that setkey -D --socket
-shows what the SAs carried, as ip -s xfrm state does for the kernel's.
+sequence number) every 2 seconds while it moves, at once after each 65,536 packets an SA
+sends, and at exit, so that setkey -D --socket shows what the SAs carried, as ip -s xfrm
+state does for the kernel's. keyd keeps the last sequence number as the SA's checkpoint;
+an espd following a keyd that took over (PostgreSQL, --standby) sends above the
+checkpoint raised by the takeover margin, so no sequence number is sent twice.
+
+--hold-until-active (with --socket) is for the standby gateway of a pair whose keyds
+share a PostgreSQL database: espd follows its keyd but carries nothing until that keyd is
+active (it asks keyd's status socket, the --socket name with .ctl unless given, every
+0.1 s); then it follows keyd anew and sends above the sequence numbers keyd's takeover
+raised. A keyd that stands by again stops it. The tunnel address moves by other means
+(README, "High availability").
 
 --control PATH is the status socket (mode 0600, owner only; default the --seq-state file's
 name with .ctl, /var/lib/cryptoapi/espd-TUN.ctl; --control none for none): each connection
@@ -89,6 +99,7 @@ if TYPE_CHECKING:
     from cryptoapi.esp.espd.endpoint import Endpoint
     from cryptoapi.esp.espd.follower import Follower
     from cryptoapi.esp.espd.notices import Notices
+    from cryptoapi.esp.espd.role import KeydRole
     from cryptoapi.esp.espd.sockets import EspSocket
     from cryptoapi.esp.seqfloor import SequenceFloors
     from cryptoapi.pfkey.km.manager import KeyManager
@@ -151,6 +162,14 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument(
         "--mtu", type=int, default=DEFAULT_MTU, help=f"TUN MTU, 0 to keep (default {DEFAULT_MTU})"
+    )
+    parser.add_argument(
+        "--hold-until-active",
+        nargs="?",
+        const="",
+        metavar="KEYD_CONTROL",
+        help="with --socket: carry nothing until keyd is active (asked at its status "
+        "socket, default the --socket name with .ctl): a standby gateway",
     )
     add_control_option(parser, default="the --seq-state file's name with .ctl")
     add_log_level_option(parser)
@@ -266,6 +285,8 @@ def _build(
     if args.file:
         with _naming(args.file):
             refused = keyfile.load(key_manager, args.file)
+    if args.hold_until_active is not None and not args.socket:
+        refused.append("--hold-until-active follows a key daemon: give --socket")
     for line in refused:
         print(f"espd: {line}", file=sys.stderr)
     if refused:
@@ -283,11 +304,14 @@ def _build(
     )
     if follower is not None:  # and how much the SAs carried, every few seconds
         notices.reports = UsageReports(key_manager, datapath.states, follower.connection)
+        floors.on_reserve = notices.reports.checkpoint  # and every N packets (checkpoints)
     tun, sockets = _devices(args, cleanup)
     endpoint = Endpoint(
         datapath, tun, sockets, follower=follower, notices=notices, pcap=_pcap(args, cleanup)
     )
     _watch_status(args, endpoint, datapath, follower)
+    if args.hold_until_active is not None and follower is not None:
+        endpoint.role = _role(args, follower)
     where = "raw ESP and " if args.raw_esp else ""
     greeting = (
         f"espd: ready on {tun.name}, {where}UDP/{args.udp_port}: "
@@ -295,6 +319,14 @@ def _build(
         f"{counted(len(key_manager.spd), 'policy', 'policies')} (pid {os.getpid()})"
     )
     return endpoint, greeting
+
+
+def _role(args: argparse.Namespace, follower: "Follower") -> "KeydRole":
+    """What tells the endpoint whether keyd is active (see cryptoapi.esp.espd.role)."""
+    from cryptoapi.esp.espd.role import KeydRole
+    from cryptoapi.pfkey.daemon.control import control_path
+
+    return KeydRole(args.hold_until_active or control_path(args.socket), follower)
 
 
 def _follow(

@@ -755,7 +755,8 @@ class Datapath:
         state = EspState(self.key_manager.registry, sa, self.encap_port)
         if self.floors is not None:
             state.floor_keys = fingerprint(sa)
-            state.seq = state.seq_limit = min(self.floors.floor(state.floor_keys), state.seq_max)
+            floor = max(self.floors.floor(state.floor_keys), state.seq)  # seq: a checkpoint
+            state.seq = state.seq_limit = min(floor, state.seq_max)
         return state
 
     def _forget_gone(self) -> None:

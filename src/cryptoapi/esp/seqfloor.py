@@ -33,6 +33,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 
 from cryptoapi.pfkey.daemon.privatedb import FileKind, claim, connect
 from cryptoapi.pfkey.daemon.schema import Transaction
@@ -92,6 +93,9 @@ class SequenceFloors:
             raise PfkeyError(errno.EINVAL, f"a floor step must be at least 1, not {step}")
         self.path = os.fspath(path)
         self.step = step
+        self.on_reserve: Callable[[], None] | None = None
+        """Called after each reservation, i.e. once every ``step`` packets of an SA (espd
+        makes its next usage report, the key daemon's sequence checkpoint, due at once)."""
         self._lock = threading.Lock()  # one connection: one statement at a time
         self._fd = claim(self.path, FLOOR_FILE)
         try:
@@ -114,6 +118,8 @@ class SequenceFloors:
                 self._db.execute(_UPSERT, (keys, upto.to_bytes(8, "big")))
         except sqlite3.Error as error:
             raise PfkeyError(errno.EIO, f"cannot write {self.path}: {error}") from None
+        if self.on_reserve is not None:
+            self.on_reserve()
 
     def close(self) -> None:
         """Close the file, then release it (the lock goes with the descriptor, last)."""

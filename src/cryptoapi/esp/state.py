@@ -40,9 +40,11 @@ class EspState:
         self.crypto: EspCrypto = for_sa(registry, sa)
         self.spi = sa.spi.to_bytes(4, "big")
         self.esn = bool(sa.flags & SaFlags.ESN)
-        self.seq = 0  # the last sequence number sent (§3.3.3: the first packet is 1)
         self.lock = threading.Lock()  # taking a number (and moving the floor) is atomic
         self.seq_max = ESN_SEQ_MAX if self.esn else SEQ_MAX
+        # the last sequence number sent (§3.3.3: the first packet is 1), or the key
+        # manager's checkpoint, raised on a takeover (cryptoapi.pfkey.daemon.checkpoint)
+        self.seq = min(sa.sequence, self.seq_max)
         self.seq_limit = self.seq_max  # sent freely up to here (a durable floor's, if kept)
         self.floor_keys = b""  # what the floor is kept under (see cryptoapi.esp.seqfloor)
         self.iv_salt = iv_salt(self.esn)
@@ -83,9 +85,14 @@ class EspState:
         ) and (old.auth_key, old.encrypt_key) == (sa.auth_key, sa.encrypt_key)
 
     def rebind(self, sa: SecurityAssociation) -> None:
-        """Serve ``sa``, the updated record of the same SA (new lifetimes, same keys)."""
+        """Serve ``sa``, the updated record of the same SA (new lifetimes, same keys); the
+        next number sent goes above its checkpoint, if the key manager raised it (a
+        takeover: :mod:`cryptoapi.pfkey.daemon.checkpoint`)."""
         self.sa = sa
         self.update_limits()
+        if sa.sequence > self.seq:
+            with self.lock:  # past seq_limit, if it is: the next packet moves the floor
+                self.seq = max(self.seq, min(sa.sequence, self.seq_max))
 
     def update_limits(self) -> None:
         """The usage at which the next soft or hard limit is reached (checked per packet

@@ -14,12 +14,16 @@ from cryptoapi.pfkey.daemon.store import APPLICATION_ID, StateStore
 from cryptoapi.pfkey.errors import PfkeyError
 from tests.pfkey.conftest import getspi_message, header, lookup_message, only, sa_message, spd
 
+SA_COLUMNS_1 = (
+    "satype, spi, dst, state, replay, auth, encrypt, flags, auth_key, auth_bits, encrypt_key, "
+    "encrypt_bits, mode, reqid, src_ext, dst_ext, hard, soft, extra, added, seq, used, "
+    "nbytes, allocations, soft_expired"
+)
+"""The SA columns of schemas 1 and 2 (3 adds ``sequence``)."""
 SCHEMA_1 = (
     f"PRAGMA application_id = {APPLICATION_ID}",
     "CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    "CREATE TABLE sas (satype, spi, dst, state, replay, auth, encrypt, flags, auth_key, "
-    "auth_bits, encrypt_key, encrypt_bits, mode, reqid, src_ext, dst_ext, hard, soft, "
-    "extra, added, seq, used, nbytes, allocations, soft_expired, UNIQUE (satype, dst, spi))",
+    f"CREATE TABLE sas ({SA_COLUMNS_1}, UNIQUE (satype, dst, spi))",
     "CREATE TABLE policies (id INTEGER PRIMARY KEY, added REAL, message BLOB)",
     "INSERT INTO meta VALUES ('schema', 1)",
 )
@@ -62,7 +66,7 @@ def schema_1_file(path, rows_from):
         for statement in SCHEMA_1:
             db.execute(statement)
         db.execute("ATTACH DATABASE ? AS current", (rows_from,))
-        db.execute("INSERT INTO sas SELECT * FROM current.sas ORDER BY rowid")
+        db.execute(f"INSERT INTO sas SELECT {SA_COLUMNS_1} FROM current.sas ORDER BY rowid")
         db.execute("INSERT INTO policies SELECT id, added, message FROM current.policies")
         db.execute("DETACH DATABASE current")
     finally:

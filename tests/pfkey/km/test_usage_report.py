@@ -11,23 +11,23 @@ import pytest
 
 from cryptoapi.pfkey import ExtType, Key, Lifetime, Message, MsgType, Sa, SaState, SaType, decode
 from cryptoapi.pfkey.wire.x_extensions import Sa2
-from tests.pfkey.conftest import DST, SRC, address, getspi, only, refused, sa_message
+from tests.pfkey.conftest import (
+    DST,
+    SRC,
+    address,
+    getspi,
+    only,
+    refused,
+    sa_message,
+    usage_report,
+)
 
 SPI = 0x100
 
 
-def report(spi=SPI, *, nbytes=0, packets=0, usetime=0, sequence=None, src=SRC, extra=()):
-    """The X_USAGE espd sends: the current lifetime (allocations are packets, as Linux)."""
-    exts = [
-        Sa(spi),
-        Lifetime(ExtType.LIFETIME_CURRENT, packets, nbytes, 0, usetime),
-        address(5, src),
-        address(6, DST),
-        *extra,
-    ]
-    if sequence is not None:
-        exts.append(Sa2(1, 0, sequence))
-    return Message(MsgType.X_USAGE, SaType.ESP, 9, 4343, 0, tuple(exts)).encode()
+def report(spi=SPI, **fields):
+    """The X_USAGE espd sends (:func:`~tests.pfkey.conftest.usage_report`)."""
+    return usage_report(spi, **fields)
 
 
 def usage_of(message):

@@ -78,6 +78,7 @@ from cryptoapi.esp.espd.follower import Follower
 from cryptoapi.esp.espd.frames import outer_packet
 from cryptoapi.esp.espd.notices import Notices
 from cryptoapi.esp.espd.pcap import PcapWriter
+from cryptoapi.esp.espd.role import KeydRole
 from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received, segments
 from cryptoapi.esp.espd.tun import TunDevice, TunGone
 from cryptoapi.pfkey.daemon.control import ControlServer
@@ -150,6 +151,8 @@ class Endpoint:
         self._keyd: tuple[int | None, int] = (None, 0)  # (fd, connection number) watched
         self._next_tick = 0.0
         self.control: ControlServer | None = None
+        self.role: KeydRole | None = None
+        """With ``--hold-until-active``: carry traffic only while keyd is active (.role)."""
         self.stopped_by: int | None = None
         """The signal that stopped the loop (None: :meth:`stop` was called)."""
 
@@ -256,6 +259,8 @@ class Endpoint:
             self.datapath.tick()
         if self.follower is not None:
             self.follower.retry_if_due()
+        if self.role is not None:
+            self.role.poll()
         if self.notices is not None:  # what the data path said this turn, never waiting
             self.notices.flush()
         if self.control is not None:
@@ -326,6 +331,9 @@ class Endpoint:
         return packets
 
     def _output(self, packets: Sequence[bytes]) -> None:
+        if self.role is not None and not self.role.carrying:  # a standby gateway
+            self.counters["EspdStandbyDropped"] += len(packets)
+            return
         try:
             outs = self.datapath.output_many(packets)
         except Exception:
@@ -415,6 +423,9 @@ class Endpoint:
     def _input(self, received: Received, payloads: list[bytes], *, udp: bool) -> list[bytes]:
         """The packets that ``payloads`` (the datagrams of ``received``, or its ESP part)
         hold, decrypted."""
+        if self.role is not None and not self.role.carrying:  # a standby gateway
+            self.counters["EspdStandbyDropped"] += len(payloads)
+            return []
         if self.pcap is not None:
             for payload in payloads:
                 frame = received.packet or outer_packet(

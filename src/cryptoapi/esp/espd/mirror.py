@@ -49,6 +49,7 @@ from cryptoapi.pfkey.wire.extensions import Address, Key, Lifetime, Sa
 from cryptoapi.pfkey.wire.framing import Extension
 from cryptoapi.pfkey.wire.message import Message, decode
 from cryptoapi.pfkey.wire.policy import Policy
+from cryptoapi.pfkey.wire.x_extensions import Sa2
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +148,28 @@ class Mirror:
             log.warning("the local key manager refused %s: %s", sa_name(message),
                         _why(MsgType.ADD, answer))  # fmt: skip
         else:
+            self._checkpoint(message)
             log.info("SA %s (from the key daemon): %s", done, sa_name(message))
         self.counters["refused" if answer.errno else "sas_installed"] += 1
         return not answer.errno
+
+    def _checkpoint(self, message: Message) -> None:
+        """Give the local SA keyd's checkpoint: ``sadb_x_sa2_sequence``, which its data
+        path starts above (an ADD takes no sequence number: Linux ignores the field), and
+        the bytes and packets of the current lifetime, which its counters go on from (so
+        that its reports, which keyd takes as totals, and its byte and packet limits count
+        what another data path carried before a takeover or a restart). Never lowered
+        (:mod:`cryptoapi.pfkey.daemon.checkpoint`)."""
+        local = self.key_manager.sad.by_key.get(sa_id(message))
+        if local is None:
+            return
+        sa2 = message.get(ExtType.X_SA2, Sa2)
+        if sa2 is not None and sa2.sequence > local.sequence:
+            local.sequence = sa2.sequence
+        current = message.get(ExtType.LIFETIME_CURRENT, Lifetime)
+        if current is not None:
+            local.nbytes = max(local.nbytes, current.nbytes)
+            local.allocations = max(local.allocations, current.allocations)
 
     def sync_sad(self, entries: list[bytes]) -> list[Message]:
         """Make the local ESP SAs those of keyd's DUMP ``entries``: install them, delete

@@ -12,6 +12,13 @@ socket has no room for now stays "moved" and goes at the next turn, so a keyd th
 reading costs no memory here and never pushes out an EXPIRE. After a reconnection every SA
 with usage is reported again (a keyd that restarted from its state file has the usage of
 its last write, at most a few seconds old, and never lowers what it has).
+
+These reports are also the key daemon's sequence-number checkpoints
+(:mod:`cryptoapi.pfkey.daemon.checkpoint`): every T = ``interval`` seconds, and at once
+(:meth:`UsageReports.checkpoint`, at the end of the turn) when an outbound SA has sent
+another N packets: espd's local floor file calls it at each reservation, one every ``step``
+packets of an SA (:attr:`~cryptoapi.esp.seqfloor.SequenceFloors.on_reserve`), so the
+trigger costs nothing per packet.
 """
 
 import os
@@ -60,6 +67,10 @@ class UsageReports:
         self._due = clock() + interval
         self._connection: int | None = None
         self._pid = os.getpid()
+
+    def checkpoint(self) -> None:
+        """Make the next report due now (an SA sent another N packets)."""
+        self._due = float("-inf")
 
     def send(self, forward: Callable[[bytes], bool], *, final: bool = False) -> int:
         """Send the due reports (all that moved, if ``final``) while ``forward`` takes

@@ -2,12 +2,13 @@
 their own, and how a database is checked before they are used.
 
 Everything lives in the schema ``cryptoapi_keyd`` (:data:`NAMESPACE`), version
-:data:`SCHEMA` (1):
+:data:`SCHEMA` (2; version 1 had no ``sas.sequence``, which its upgrade adds):
 
 - ``meta``: the rows ``application`` (:data:`APPLICATION`: whose tables these are) and
   ``schema`` (the version);
 - ``sas``: one row an SA, its :data:`~.schema.SA_COLUMNS`, keyed by (satype, dst, spi),
-  and ``pos``, its place in the SAD's order;
+  and ``pos``, its place in the SAD's order; ``sequence`` is the SA's sequence-number
+  checkpoint, never lowered by a write (:mod:`.checkpoint`);
 - ``policies``: one row a policy: ``pos``, its index ``id``, ``added`` and the policy as the
   ``X_SPDADD`` message that adds it again;
 - ``changes``: the change journal standbys follow: one row for each SA or policy row a
@@ -26,11 +27,12 @@ Creating the schema and checking it run under a transaction advisory lock
 (:data:`CREATE_LOCK`), so two daemons starting at once make it once.
 """
 
+from cryptoapi.pfkey.daemon.rows import USAGE_COLUMNS
 from cryptoapi.pfkey.daemon.schema import SA_COLUMNS
 
 NAMESPACE = "cryptoapi_keyd"
 APPLICATION = "cryptoapi keyd"
-SCHEMA = 1
+SCHEMA = 2
 LOCK = 0x504B3256_0000_0001
 """The session advisory lock the active keyd holds (``pg_try_advisory_lock``)."""
 CREATE_LOCK = 0x504B3256_0000_0002
@@ -71,8 +73,22 @@ CREATE_SQL = (
 )
 """The statements that make the schema at version :data:`SCHEMA`, in one transaction."""
 
-UPGRADES: dict[int, tuple[str, ...]] = {}
-"""The statements that bring each older version to the next one (none yet)."""
+UPGRADES: dict[int, tuple[str, ...]] = {
+    1: (f"ALTER TABLE {NAMESPACE}.sas ADD COLUMN sequence bigint NOT NULL DEFAULT 0",),
+}
+"""The statements that bring each older version to the next one: version 2 keeps each SA's
+sequence-number checkpoint (``sequence``, :mod:`.checkpoint`)."""
+TAKEOVER_JUMP = (
+    f"UPDATE {NAMESPACE}.sas SET sequence = LEAST(sequence + %s, "
+    "CASE WHEN flags & %s <> 0 THEN %s ELSE %s END) "
+    "RETURNING satype, dst, spi, sequence"
+)
+"""Every SA's checkpoint raised by the margin (%s), at most to the end of its sequence
+space (%s: the ESN flag; then the ESN and the 32-bit ends): a takeover's first
+statement. It returns the raised
+values, which the new active takes as they are (not its own copy plus the margin: a
+standby's copy of a checkpoint may be older than the row, which the jump is not journaled
+for)."""
 
 SELECT_SAS = f"SELECT pos, {', '.join(SA_COLUMNS)} FROM {NAMESPACE}.sas"
 SELECT_POLICIES = f"SELECT pos, id, added, message FROM {NAMESPACE}.policies"
@@ -80,7 +96,8 @@ UPSERT_SA = (
     f"INSERT INTO {NAMESPACE}.sas ({', '.join(SA_COLUMNS)}) "
     f"VALUES ({', '.join(['%s'] * len(SA_COLUMNS))}) "
     "ON CONFLICT (satype, dst, spi) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:])
+    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:-1])
+    + ", sequence = GREATEST(sas.sequence, excluded.sequence)"  # never lowered
 )
 DELETE_SA = f"DELETE FROM {NAMESPACE}.sas WHERE satype = %s AND dst = %s AND spi = %s"
 UPSERT_POLICY = (
@@ -94,8 +111,8 @@ PRUNE = f"DELETE FROM {NAMESPACE}.changes WHERE seq <= %s"
 SET_PRUNED = f"UPDATE {NAMESPACE}.meta SET value = %s WHERE name = 'pruned'"
 UPDATE_USAGE = (
     f"UPDATE {NAMESPACE}.sas SET "
-    + ", ".join(f"{c} = %s" for c in ("state", "used", "nbytes", "allocations", "soft_expired"))
-    + " WHERE satype = %s AND dst = %s AND spi = %s"
+    + ", ".join(f"{c} = %s" for c in USAGE_COLUMNS[:-1])
+    + ", sequence = GREATEST(sequence, %s) WHERE satype = %s AND dst = %s AND spi = %s"
 )
 PRUNE_CHANGES = (
     f"WITH gone AS (DELETE FROM {NAMESPACE}.changes WHERE seq <= "

@@ -41,6 +41,11 @@ it reloads everything and stands by (and takes the lock if it is free). A commit
 its connection during COMMIT may still have been committed: it was answered EAGAIN, and
 whoever retries finds it done (EEXIST for an ADD).
 
+Sequence numbers. Becoming active (a takeover, or a start as the active), a keyd first
+raises every SA's sequence-number checkpoint past the margin, durably and journaled, so
+the data path that follows it starts every outbound SA above anything the old active's
+could have sent (:mod:`.checkpoint`).
+
 Writes while not active. A standby answers every PF_KEY message but GET, DUMP, REGISTER,
 X_PROMISC, X_SPDGET and X_SPDDUMP with :data:`STANDBY_ERRNO` (EROFS: this keyd's state
 is read-only); a fenced one with :data:`FENCED_ERRNO` (EAGAIN: try again, here or on the
@@ -54,6 +59,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from cryptoapi.pfkey.daemon import checkpoint
 from cryptoapi.pfkey.daemon import pgschema as sql
 from cryptoapi.pfkey.daemon.backend import StateBackend
 from cryptoapi.pfkey.daemon.pgconnect import connect, first_line, lock_holder, shown
@@ -302,13 +308,16 @@ class PgStore(StateBackend):
         self.last_change = last
 
     def _activate(self, *, took_over: bool) -> None:
-        """The lock is ours: apply what is left to follow, start the timers, note every
-        change of the key manager from now on, serve writes."""
+        """The lock is ours: apply what is left to follow, raise every SA's sequence-number
+        checkpoint past the margin (:func:`~.checkpoint.jump`: durably, before anything is
+        acknowledged or handed to a data path), start the timers, note every change of the
+        key manager from now on, serve writes."""
         km, copy = self._km, self._copy
         assert km is not None and copy is not None
         if took_over:
             self._follow()
             self.takeovers += 1
+        checkpoint.jump(self._conn(), km)
         copy.start_timers()
         self._writer = Writer(km, self._usage_interval, self.clock)
         self._set_role(Role.ACTIVE)

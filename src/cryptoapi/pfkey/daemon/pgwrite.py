@@ -43,14 +43,14 @@ class Writer:
             self.usage.stored(key, sa)
         self.sas = km.sad.track()
         self.policies = km.spd.track()
-        km.on_dying = self.usage.dying
+        km.on_dying = km.on_checkpoint = self.usage.dying
         self.commits = 0
 
     def stop(self) -> None:
         """Stop noting the key manager's changes (they are not written any more)."""
         self.km.sad.journal = None
         self.km.spd.journal = None
-        self.km.on_dying = None
+        self.km.on_dying = self.km.on_checkpoint = None
 
     def commit(self, db: "psycopg.Connection[Any]") -> bool:
         """Write every change since the last commit, and the usage due; False if there was

@@ -19,8 +19,10 @@ LIFETIME_COLUMNS = ("hard", "soft")
 ``sadb_lifetime_len`` (always 4 words): the form every schema so far has."""
 _LIFETIME_LEN = b"\x04\x00"
 
-USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired")
-"""The SA columns that change in place (usage and DYING), written by :mod:`.usage`."""
+USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired", "sequence")
+"""The SA columns that change in place (usage, DYING and the sequence-number checkpoint),
+written by :mod:`.usage`; ``sequence`` last, since its statements keep the greater of the
+stored and the written value (a checkpoint is never lowered)."""
 
 K = TypeVar("K")
 V = TypeVar("V")

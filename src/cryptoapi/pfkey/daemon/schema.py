@@ -1,7 +1,7 @@
 """The tables of a key daemon's state file (:mod:`.store`), and how a file of an older
 version is brought up to this one when it is opened.
 
-Version 2 (:data:`SCHEMA`):
+Version 3 (:data:`SCHEMA`):
 
 - ``meta``: the row ``schema``, the version;
 - ``sas``: one row an SA, its :data:`SA_COLUMNS`, unique by (satype, dst, spi);
@@ -15,6 +15,11 @@ others (https://sqlite.org/autoinc.html); a row updated in place keeps its rowid
 rowid serves rather than a sequence column of our own because it needs no counter kept or
 read back, no index and nothing more written, and the SAs already rely on it.
 
+Version 3 adds the column ``sequence`` to ``sas`` (0 in the rows of an older file): an
+SA's sequence-number checkpoint, the last sequence number its data path reported
+(``X_USAGE``), raised past the checkpoint margin when a standby takes over
+(:mod:`.checkpoint`). It is written with the usage and never lowered (issue 23).
+
 Version 1 declared ``policies.id INTEGER PRIMARY KEY``, which makes the index the rowid
 itself, so policies came back in index order, not in Linux's (issue 11). :func:`upgrade`
 rebuilds that table with a rowid of its own, in the transaction that changes the version:
@@ -27,16 +32,15 @@ times go by index.
 
 import sqlite3
 
-SCHEMA = 2
+SCHEMA = 3
 
 SA_COLUMNS = (
     "satype", "spi", "dst", "state", "replay", "auth", "encrypt", "flags",
     "auth_key", "auth_bits", "encrypt_key", "encrypt_bits", "mode", "reqid",
     "src_ext", "dst_ext", "hard", "soft", "extra", "added", "seq", "used",
-    "nbytes", "allocations", "soft_expired",
+    "nbytes", "allocations", "soft_expired", "sequence",
 )  # fmt: skip
-"""The SecurityAssociation fields kept (all but ``epoch``, which only timers use, and
-``sequence``, a data path's last reported sequence number, which its next report restores)."""
+"""The SecurityAssociation fields kept (all but ``epoch``, which only timers use)."""
 
 _POLICY_COLUMNS = "(id INTEGER NOT NULL UNIQUE, added REAL, message BLOB)"
 
@@ -55,7 +59,8 @@ _POLICIES_IN_ADDED_ORDER = (
     "DROP TABLE policies",
     "ALTER TABLE policies_2 RENAME TO policies",
 )
-UPGRADES = {1: _POLICIES_IN_ADDED_ORDER}
+_SEQUENCE_CHECKPOINTS = ("ALTER TABLE sas ADD COLUMN sequence NOT NULL DEFAULT 0",)
+UPGRADES = {1: _POLICIES_IN_ADDED_ORDER, 2: _SEQUENCE_CHECKPOINTS}
 """The statements that bring a file of each older version to the next one."""
 
 

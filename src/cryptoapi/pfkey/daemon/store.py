@@ -110,7 +110,8 @@ KEY_DATABASE = FileKind("key database", "keyd", "keys", APPLICATION_ID, CREATE_S
 _UPSERT_SA = (
     f"INSERT INTO sas ({', '.join(SA_COLUMNS)}) VALUES ({', '.join('?' * len(SA_COLUMNS))}) "
     "ON CONFLICT (satype, dst, spi) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:])
+    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:-1])
+    + ", sequence = max(sequence, excluded.sequence)"  # a checkpoint is never lowered
 )
 _DELETE_SA = "DELETE FROM sas WHERE satype = ? AND dst = ? AND spi = ?"
 _UPSERT_POLICY = (
@@ -119,7 +120,8 @@ _UPSERT_POLICY = (
 )
 _DELETE_POLICY = "DELETE FROM policies WHERE id = ?"
 _UPDATE_USAGE = (
-    f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS)} "
+    f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS[:-1])}, "
+    "sequence = max(sequence, ?) "
     "WHERE satype = ? AND dst = ? AND spi = ?"
 )
 _Step = tuple[str, Sequence[Sequence[Any]]]
@@ -167,7 +169,7 @@ class StateStore(StateBackend):
         except PfkeyError as error:
             log.warning("%s: usage counters not written at close: %s", self.path, error)
         if self._km is not None:
-            self._km.on_dying = None
+            self._km.on_dying = self._km.on_checkpoint = None
         self.db.close()
         os.close(self._fd)
         self._fd = -1
@@ -202,7 +204,7 @@ class StateStore(StateBackend):
         self._sas = km.sad.track()
         self._policies = km.spd.track()
         self._km = km
-        km.on_dying = self._usage.dying
+        km.on_dying = km.on_checkpoint = self._usage.dying
         return len(km.sad), len(km.spd)
 
     def _check_integrity(self, sa: SecurityAssociation) -> None:

@@ -9,6 +9,10 @@ through the SA database's ``add``/``replace``/``remove``, so its change journal
 - at a soft expiry: the key manager calls :meth:`UsageWriter.dying` (its ``on_dying``
   hook) and the SA is written at the store's next commit, which in the daemon comes before
   the EXPIRE leaves (the timers run, then the round commits, then it sends);
+- at a sequence-number checkpoint: a usage report that raised an SA's ``sequence`` calls
+  :meth:`UsageWriter.dying` too (as the key manager's ``on_checkpoint`` hook), so the
+  checkpoint is durable at the next commit, not an interval later
+  (:mod:`~cryptoapi.pfkey.daemon.checkpoint`);
 - at most every ``interval`` seconds (:data:`USAGE_INTERVAL`): the first commit after the
   interval is over compares every SA's usage with what was last written and writes those
   that moved (one tuple comparison an SA: 10-15 ms for 100,000 SAs, measured; writing
@@ -30,14 +34,15 @@ from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 USAGE_INTERVAL = 5.0
 """Seconds between writes of usage counters (at most): what a ``kill -9`` can lose."""
 
-Usage = tuple[int, int, float, bool]
-"""(nbytes, allocations, used, soft_expired): what is compared to find an SA that moved."""
-UNUSED: Usage = (0, 0, 0.0, False)
+Usage = tuple[int, int, float, bool, int]
+"""(nbytes, allocations, used, soft_expired, sequence): what is compared to find an SA
+that moved."""
+UNUSED: Usage = (0, 0, 0.0, False, 0)
 """The usage of an SA that has carried nothing (and is not DYING): not kept in ``written``."""
 
 
 def usage_of(sa: SecurityAssociation) -> Usage:
-    return (sa.nbytes, sa.allocations, sa.used, sa.soft_expired)
+    return (sa.nbytes, sa.allocations, sa.used, sa.soft_expired, sa.sequence)
 
 
 class UsageWriter:
@@ -54,7 +59,8 @@ class UsageWriter:
         """When the next periodic write is due; None until a commit arms it."""
 
     def dying(self, sa: SecurityAssociation) -> None:
-        """The key manager's ``on_dying`` hook: write ``sa`` at the next commit."""
+        """The key manager's ``on_dying`` and ``on_checkpoint`` hooks: write ``sa`` at the
+        next commit."""
         self.dying_sas.append(sa)
 
     def wait(self) -> float | None:
@@ -99,7 +105,7 @@ class UsageWriter:
     ) -> Iterable[tuple[SaKey, SecurityAssociation]]:
         written = self.written
         for key, sa in sas.items():
-            usage = (sa.nbytes, sa.allocations, sa.used, sa.soft_expired)  # usage_of, inlined
+            usage = (sa.nbytes, sa.allocations, sa.used, sa.soft_expired, sa.sequence)  # usage_of
             if usage != written.get(key, UNUSED) and key not in changed:
                 yield key, sa
 
@@ -111,7 +117,9 @@ class UsageWriter:
     def stored(self, key: SaKey, sa: SecurityAssociation | None) -> None:
         """Note the row of ``key`` as just committed: ``sa``'s usage, or gone (None). Cheap
         for an SA that has carried nothing (every SA of a bulk load)."""
-        if sa is not None and (sa.used or sa.soft_expired or sa.nbytes or sa.allocations):
+        if sa is not None and (
+            sa.used or sa.soft_expired or sa.nbytes or sa.allocations or sa.sequence
+        ):
             self.written[key] = usage_of(sa)
         elif key in self.written:
             del self.written[key]

@@ -248,8 +248,10 @@ def reported_usage(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     assert used is not None  # _check_report refused a report without it
     _record_usage(km, sa, used)
     found = scan.decode(ExtType.X_SA2)
-    if isinstance(found, Sa2):
-        sa.sequence = max(sa.sequence, found.sequence)
+    if isinstance(found, Sa2) and found.sequence > sa.sequence:
+        sa.sequence = found.sequence  # never lowered: a checkpoint (pfkey.daemon.checkpoint)
+        if km.on_checkpoint is not None:
+            km.on_checkpoint(sa)
     return [replies.usage(sa, scan.seq, scan.pid)]
 
 

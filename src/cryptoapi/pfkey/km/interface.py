@@ -5,6 +5,7 @@ and nothing imports back (the layers import downward only). The core itself is
 :mod:`~cryptoapi.pfkey.km.manager`; this was ``pfkey/core.py``."""
 
 import random
+from collections.abc import Callable
 from typing import Protocol
 
 from cryptoapi.pfkey.db.acquires import Acquires
@@ -35,6 +36,9 @@ class KeyManagerCore(Protocol):
     key manager's SPD, as espd keeps keyd's)."""
     larval_timeout: float
     """Seconds a LARVAL SA from GETSPI waits for its UPDATE."""
+    on_checkpoint: Callable[[SecurityAssociation], None] | None
+    """Called with each SA whose reported sequence number rose (a state store writes it at
+    its next commit: the checkpoint of :mod:`cryptoapi.pfkey.daemon.checkpoint`)."""
 
     def remove(self, sa: SecurityAssociation) -> None: ...
     def larval(self, sa: SecurityAssociation) -> None: ...

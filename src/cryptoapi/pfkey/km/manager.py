@@ -138,6 +138,8 @@ class KeyManager:
         self._expired = [0, 0]
         self.on_dying: Callable[[SecurityAssociation], None] | None = None
         """Called with each SA a soft limit makes DYING (a state store writes it then)."""
+        self.on_checkpoint: Callable[[SecurityAssociation], None] | None = None
+        """Called with each SA whose reported sequence number rose (written then too)."""
 
     @property
     def registered(self) -> set[int]:
