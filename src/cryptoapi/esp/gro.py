@@ -39,9 +39,6 @@ from cryptoapi.esp.vnet import (
     VnetHeader,
 )
 
-IPPROTO_TCP = 6
-ACK = 0x10
-PSH = 0x08
 MAX_PACKET = 0xFFFF
 
 
@@ -135,7 +132,7 @@ def _segment(packet: bytes) -> _Segment | None:
         _, tos, total, ident, frag, ttl, proto, _, pair, sport, dport, seq, ack, offset, flags = (
             _V4_TCP.unpack_from(packet)
         )
-        if proto != IPPROTO_TCP or frag & ~ip.DF or total != size:
+        if proto != ip.IPPROTO_TCP or frag & ~ip.DF or total != size:
             return None  # not TCP, a fragment, or a length that disagrees
         start = ip.IPV4_HEADER
         key: tuple[object, ...] = (tos, frag, ttl, pair, sport, dport, ack, offset)
@@ -143,18 +140,21 @@ def _segment(packet: bytes) -> _Segment | None:
         first, length, proto, hops, pair, sport, dport, seq, ack, offset, flags = (
             _V6_TCP.unpack_from(packet)
         )
-        if proto != IPPROTO_TCP or length + ip.IPV6_HEADER != size:
+        if proto != ip.IPPROTO_TCP or length + ip.IPV6_HEADER != size:
             return None
         start, ident = ip.IPV6_HEADER, 0
         key = (first, hops, pair, sport, dport, ack, offset)
     else:
         return None
     end = start + (offset >> 4) * 4
-    if flags not in (ACK, ACK | PSH) or not start + 20 <= end < size:
+    if (
+        flags not in (ip.TCP_ACK, ip.TCP_ACK | ip.TCP_PSH)
+        or not start + ip.TCP_HEADER <= end < size
+    ):
         return None
-    if end > start + 20:  # the options: the same in every segment of a run
-        key += (packet[start + 20 : end],)
-    return _Segment(packet, key, seq, ident, start, end, flags == ACK | PSH)
+    if end > start + ip.TCP_HEADER:  # the options: the same in every segment of a run
+        key += (packet[start + ip.TCP_HEADER : end],)
+    return _Segment(packet, key, seq, ident, start, end, flags == ip.TCP_ACK | ip.TCP_PSH)
 
 
 def _frame(run: list[_Segment]) -> Frame:
@@ -173,8 +173,8 @@ def _frame(run: list[_Segment]) -> Frame:
         head[4:6] = tcp_length.to_bytes(2, "big")
         gso = GSO_TCPV6
     if run[-1].push:
-        head[first.start + 13] |= PSH
-    partial = ip.pseudo_header_sum(head, IPPROTO_TCP, tcp_length) % 0xFFFF
+        head[first.start + 13] |= ip.TCP_PSH
+    partial = ip.pseudo_header_sum(head, ip.IPPROTO_TCP, tcp_length) % 0xFFFF
     head[first.start + TCP_CHECKSUM : first.start + TCP_CHECKSUM + 2] = partial.to_bytes(2, "big")
     size = len(first.packet) - first.end
     vnet = VnetHeader(F_NEEDS_CSUM, gso, first.end, size, first.start, TCP_CHECKSUM)

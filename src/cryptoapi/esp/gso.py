@@ -42,11 +42,6 @@ from cryptoapi.esp.vnet import (
     read,
 )
 
-IPPROTO_TCP = 6
-TCP_HEADER = 20
-FIN = 0x01
-PSH = 0x08
-CWR = 0x80
 _SEQ = struct.Struct(">I")
 _CHECKSUM = struct.Struct(">H")
 _LENGTH_AND_ID = struct.Struct(">HH")
@@ -130,9 +125,9 @@ def _pieces(data: bytes, size: int) -> list[bytes]:
 
 
 def _tcp_segments(packet: bytes, head: VnetHeader) -> list[bytes]:
-    start = _transport(packet, IPPROTO_TCP)
+    start = _transport(packet, ip.IPPROTO_TCP)
     end = start + (packet[start + 12] >> 4) * 4 if len(packet) > start + 12 else 0
-    if end < start + TCP_HEADER or end > len(packet):
+    if end < start + ip.TCP_HEADER or end > len(packet):
         raise OffloadError("a TCP super-segment whose TCP header is cut short")
     if len(packet) - end <= head.gso_size:
         return [_completed(packet, head)]
@@ -142,7 +137,7 @@ def _tcp_segments(packet: bytes, head: VnetHeader) -> list[bytes]:
     template[4:8] = bytes(4)
     template[13] = 0
     template[16:18] = b"\0\0"
-    common = ip.pseudo_header_sum(packet, IPPROTO_TCP, 0) + int.from_bytes(template, "big")
+    common = ip.pseudo_header_sum(packet, ip.IPPROTO_TCP, 0) + int.from_bytes(template, "big")
     pieces = _pieces(packet[end:], head.gso_size)
     lengths = [len(template) + len(piece) for piece in pieces]
     last = len(pieces) - 1
@@ -151,8 +146,8 @@ def _tcp_segments(packet: bytes, head: VnetHeader) -> list[bytes]:
         zip(_ip_headers(packet[:start], lengths), pieces, strict=True)
     ):
         this = (seq + number * head.gso_size) & 0xFFFFFFFF
-        kept = flags if number == last else flags & ~(FIN | PSH)
-        kept = kept & ~CWR if number else kept
+        kept = flags if number == last else flags & ~(ip.TCP_FIN | ip.TCP_PSH)
+        kept = kept & ~ip.TCP_CWR if number else kept
         words = common + (this >> 16) + (this & 0xFFFF) + kept + lengths[number]
         tcp = bytearray(template)
         _SEQ.pack_into(tcp, 4, this)
