@@ -8,8 +8,10 @@ back, keys derived from the SPIs. The harness's names the tests use (``hosts``, 
 
 Run as a program inside a namespace (``python -m tests.esp.netns TOOL ...``) this module is
 the toolbox: ``ping`` (ICMP echo over a raw socket), ``tcp-sink``/``tcp-source`` (a bounded
-transfer with its SHA-256) and ``capture`` (an AF_PACKET capture of one interface into a
-pcap file). Each prints one JSON line (``capture`` and ``tcp-sink`` print ``ready`` first).
+transfer with its SHA-256, paced if asked), ``udp-probe`` (a steady trickle of datagrams),
+``garp`` (gratuitous ARP for an address that moved) and ``capture`` (an AF_PACKET capture
+of one interface into a pcap file). Each prints one JSON line (``capture`` and
+``tcp-sink`` print ``ready`` first).
 """
 
 import argparse
@@ -64,6 +66,7 @@ __all__ = [
     "parse_stats",
     "ping",
     "read_pcap",
+    "read_pcap_timed",
     "stop",
     "tool",
     "transfer",
@@ -197,13 +200,19 @@ def capture(host: Host, name: str = "veth.pcap") -> Iterator[Path]:
 
 def read_pcap(path: Path) -> tuple[int, list[bytes]]:
     """(link type, records) of a little-endian microsecond pcap file."""
+    linktype, records = read_pcap_timed(path)
+    return linktype, [record for _, record in records]
+
+
+def read_pcap_timed(path: Path) -> tuple[int, list[tuple[float, bytes]]]:
+    """(link type, (time, record) pairs) of a little-endian microsecond pcap file."""
     data = path.read_bytes()
     magic, _, _, _, _, _, linktype = struct.unpack_from("<IHHiIII", data)
     assert magic == 0xA1B2C3D4, f"{path} is not a little-endian pcap file"
     records, offset = [], 24
     while offset + 16 <= len(data):
-        _, _, captured, _ = struct.unpack_from("<IIII", data, offset)
-        records.append(data[offset + 16 : offset + 16 + captured])
+        seconds, micros, captured, _ = struct.unpack_from("<IIII", data, offset)
+        records.append((seconds + micros / 1e6, data[offset + 16 : offset + 16 + captured]))
         offset += 16 + captured
     return linktype, records
 
@@ -281,7 +290,7 @@ def _checksum(data: bytes) -> int:
     total = sum(struct.unpack(f">{len(data) // 2}H", data))
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+    return int(~total & 0xFFFF)
 
 
 def _echo_request(ident: int, seq: int, size: int) -> bytes:
@@ -352,16 +361,66 @@ def transfer_bytes(size: int, seed: int) -> bytes:
 
 
 def tool_tcp_source(args: argparse.Namespace) -> dict[str, object]:
-    """Connect from ``--src`` to ``--dst``:``--port`` and send the transfer bytes."""
+    """Connect from ``--src`` to ``--dst``:``--port`` and send the transfer bytes, at most
+    ``--rate`` bytes a second when given (a stream that lasts, for a failover)."""
     data = transfer_bytes(args.bytes, args.seed)
     with socket.create_connection(
         (args.dst, args.port), timeout=args.timeout, source_address=(args.src, 0)
     ) as sock:
-        sock.sendall(data)
+        if args.rate:
+            _paced(sock, data, args.rate)
+        else:
+            sock.sendall(data)
         sock.shutdown(socket.SHUT_WR)
         with contextlib.suppress(OSError):
             sock.recv(1)  # wait for the sink to close: every byte was taken
     return {"sent": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _paced(sock: socket.socket, data: bytes, rate: int) -> None:
+    """Send ``data`` in chunks of 1/50 of ``rate``, each when its time has come."""
+    chunk, start = max(1, rate // 50), time.monotonic()
+    for offset in range(0, len(data), chunk):
+        delay = start + offset / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sock.sendall(data[offset : offset + chunk])
+
+
+def tool_udp_probe(args: argparse.Namespace) -> dict[str, object]:
+    """One small datagram from ``--src`` to ``--dst``:``--port`` every ``--interval``
+    seconds for ``--duration`` seconds (a steady trickle that shows when a path is out);
+    sends the kernel refuses (no route for a moment) are counted, not fatal."""
+    sent = refused = 0
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind((args.src, 0))
+        start = time.monotonic()
+        while (now := time.monotonic()) - start < args.duration:
+            try:
+                sock.sendto(struct.pack(">Id", sent, time.time()), (args.dst, args.port))
+            except OSError:
+                refused += 1
+            sent += 1
+            time.sleep(max(0.0, start + sent * args.interval - now))
+    return {"sent": sent, "refused": refused}
+
+
+def tool_garp(args: argparse.Namespace) -> dict[str, object]:
+    """Announce ``--address`` on ``--iface`` with ``--count`` gratuitous ARP requests
+    (RFC 5227 §3: sender and target address both the announced one, to the broadcast
+    address), ``--interval`` seconds apart: what VRRP does when an address moves, so that
+    the neighbours' caches take the new hardware address at once."""
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ARP)) as sock:
+        sock.bind((args.iface, ETH_P_ARP))
+        mac = sock.getsockname()[4]
+        address = socket.inet_aton(args.address)
+        ethernet = b"\xff" * 6 + mac + struct.pack(">H", ETH_P_ARP)
+        arp = struct.pack(">HHBBH", 1, ETH_P_IP, 6, 4, 1) + mac + address + bytes(6) + address
+        for n in range(args.count):
+            if n:
+                time.sleep(args.interval)
+            sock.send(ethernet + arp)
+    return {"sent": args.count}
 
 
 def tool_capture(args: argparse.Namespace) -> dict[str, object]:
@@ -454,6 +513,8 @@ TOOLS = {
     "tcp-sink": tool_tcp_sink,
     "tcp-source": tool_tcp_source,
     "capture": tool_capture,
+    "udp-probe": tool_udp_probe,
+    "garp": tool_garp,
 }
 
 
@@ -477,12 +538,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=5001)
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rate", type=int, default=0, help="bytes a second (0: no limit)")
     p.add_argument("--timeout", type=float, default=WAIT)
     p = tools.add_parser("udp-send")
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
     p.add_argument("--port", type=int, default=4500)
     p.add_argument("--payload", action="append", default=[])
+    p = tools.add_parser("udp-probe")
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=9)
+    p.add_argument("--interval", type=float, default=0.005)
+    p.add_argument("--duration", type=float, required=True)
+    p = tools.add_parser("garp")
+    p.add_argument("--iface", required=True)
+    p.add_argument("--address", required=True)
+    p.add_argument("--count", type=int, default=3)
+    p.add_argument("--interval", type=float, default=0.05)
     p = tools.add_parser("capture")
     p.add_argument("--iface", required=True)
     p.add_argument("--out", required=True)

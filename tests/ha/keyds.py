@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
 
 from cryptoapi.pfkey import Message, MsgType, SaType
 from cryptoapi.pfkey.daemon.client import PfkeyClient, fields
@@ -58,6 +60,19 @@ def dump(pfkey: PfkeyClient) -> list[bytes]:
     return [_zero_sequence(entry) for entry in dump_with_sequences(pfkey)]
 
 
+def held(pfkey: PfkeyClient) -> dict[int, tuple[object, ...]]:
+    """What each dumped SA is, by SPI: its extensions but its use (the current lifetime)
+    and its checkpoint (sa2's sequence), which traffic and takeovers move."""
+    return {
+        message.get(ExtType.SA, Sa).spi: tuple(  # type: ignore[union-attr]
+            replace(ext, sequence=0) if isinstance(ext, Sa2) else ext
+            for ext in message.extensions
+            if ext.exttype != ExtType.LIFETIME_CURRENT
+        )
+        for message in _dumped(pfkey)
+    }
+
+
 def dump_with_sequences(pfkey: PfkeyClient) -> list[bytes]:
     replies = pfkey.request(Message(MsgType.DUMP, SaType.ESP, 0, 0, 0, ()))
     if fields(replies[0])[1] == errno.ENOENT:
@@ -77,7 +92,7 @@ def packets(pfkey: PfkeyClient) -> dict[int, int]:
 
 def _by_spi(pfkey: PfkeyClient, exttype: int, kind: type, name: str) -> dict[int, int]:
     """The field ``name`` of each dumped SA's extension ``exttype`` (a ``kind``), by SPI."""
-    found = {}
+    found: dict[int, int] = {}
     for message in _dumped(pfkey):
         sa, extension = message.get(ExtType.SA, Sa), message.get(exttype, kind)
         if sa is not None and extension is not None:
@@ -101,7 +116,7 @@ def _zero_sequence(entry: bytes) -> bytes:
     return entry
 
 
-def status(where: str, name: str) -> dict:
+def status(where: str, name: str) -> dict[str, Any]:
     """The keyd's status (its status socket is made just after its PF_KEY socket: waited
     for)."""
     deadline = time.monotonic() + WAIT
@@ -115,7 +130,7 @@ def status(where: str, name: str) -> dict:
 
 
 def role(where: str, name: str) -> str:
-    return status(where, name)["ha"]["role"]
+    return str(status(where, name)["ha"]["role"])
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = WAIT, step: float = 0.01) -> float:

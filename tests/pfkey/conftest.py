@@ -2,6 +2,7 @@
 clock, a key manager, and builders of the messages the tests send."""
 
 import random
+from typing import Any
 
 import pytest
 
@@ -141,24 +142,24 @@ def address(exttype, ip, port=0):
 
 
 def sa_message(
-    spi,
+    spi: int,
     *,
-    type=MsgType.ADD,
-    satype=SaType.ESP,
-    auth=5,
-    encrypt=12,
-    auth_key=AUTH_KEY,
-    enc_key=ENC_KEY,
-    src=SRC,
-    dst=DST,
-    seq=1,
-    pid=4242,
-    replay=32,
-    hard=None,
-    soft=None,
-    sa2=(1, 0),
-    extra=(),
-):
+    type: int = MsgType.ADD,
+    satype: int = SaType.ESP,
+    auth: int = 5,
+    encrypt: int = 12,
+    auth_key: bytes | None = AUTH_KEY,
+    enc_key: bytes | None = ENC_KEY,
+    src: str = SRC,
+    dst: str = DST,
+    seq: int = 1,
+    pid: int = 4242,
+    replay: int = 32,
+    hard: tuple[int, int, int, int] | None = None,
+    soft: tuple[int, int, int, int] | None = None,
+    sa2: tuple[int, ...] | None = (1, 0),
+    extra: tuple[Any, ...] = (),
+) -> bytes:
     """An ADD (or UPDATE) message; a key of None leaves that extension out."""
     exts = [Sa(spi, replay, 1, auth, encrypt), address(5, src), address(6, dst)]
     if hard is not None:

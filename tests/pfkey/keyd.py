@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.daemon.client import PfkeyClient
@@ -22,7 +23,7 @@ WAIT = 20.0
 
 
 @contextlib.contextmanager
-def short_dir():
+def short_dir() -> Iterator[str]:
     """A private directory under /tmp (AF_UNIX paths must stay under 108 bytes)."""
     where = tempfile.mkdtemp(prefix="kd", dir="/tmp")
     try:
@@ -32,7 +33,9 @@ def short_dir():
 
 
 @contextlib.contextmanager
-def daemon_thread(km: KeyManager, path: str, store=None, gate=None):
+def daemon_thread(
+    km: KeyManager, path: str, store: Any = None, gate: Any = None
+) -> Iterator[KeyDaemon]:
     """A KeyDaemon serving in a thread; stopped (and checked stopped) on exit."""
     daemon = KeyDaemon(km, path, store=store, gate=gate)
     thread = threading.Thread(target=daemon.serve_forever, name="keyd", daemon=True)
@@ -59,14 +62,23 @@ def start_keyd(path: str, *extra: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    wait_listening(path, process)
+    return process
+
+
+def wait_listening(path: str, process: "subprocess.Popen[Any]") -> None:
+    """Until the daemon's socket at ``path`` takes a connection (bounded); AssertionError,
+    with what it printed, if it exits first or does not start in time (then stopped)."""
     deadline = time.monotonic() + WAIT
     while True:
         try:
             PfkeyClient(path, timeout=1).close()
-            return process
+            return
         except PfkeyError:
             if process.poll() is not None:
-                raise AssertionError(f"keyd exited: {process.stderr.read().decode()}") from None
+                _, err = process.communicate(timeout=WAIT)
+                text = err.decode() if isinstance(err, bytes) else err
+                raise AssertionError(f"keyd exited: {text}") from None
             if time.monotonic() > deadline:
                 stop(process)
                 raise AssertionError("keyd did not start in time") from None
