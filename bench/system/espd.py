@@ -55,6 +55,7 @@ from pathlib import Path
 from bench.common import skipped
 from bench.system.anchor import measure_anchor
 from bench.system.iperf import iperf3_server, measure_espd
+from bench.system.latency import wake_floor_us
 from bench.system.levers import levers, machine_levers
 from bench.system.profile import print_profile, profile_side
 from bench.system.records import Side
@@ -182,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ):
             for number, transform in enumerate(transforms):
                 results.append(bench_transform(hosts, transform, work, options, number % 2 == 1))
+            extra["wake_floor_us"] = floor = wake_floor_us(hosts)
+            print(f"  the machine: a Python UDP echo between the namespaces, idle (two wake-ups a "
+                  f"round trip), median RTT {floor['as placed']:.0f} us; both on one CPU "
+                  f"{floor['one CPU']:.0f} us", flush=True)  # fmt: skip
             if options.levers:
                 extra.update(machine_levers(hosts, transforms[0], work))
                 print(f"  second espd: {extra['second_espd_on_the_tun']}")

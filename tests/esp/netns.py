@@ -9,7 +9,8 @@ back, keys derived from the SPIs. The harness's names the tests use (``hosts``, 
 Run as a program inside a namespace (``python -m tests.esp.netns TOOL ...``) this module is
 the toolbox: ``ping`` (ICMP echo over a raw socket), ``tcp-sink``/``tcp-source`` (a bounded
 transfer with its SHA-256, paced if asked), ``udp-probe`` (a steady trickle of datagrams),
-``garp`` (gratuitous ARP for an address that moved) and ``capture`` (an AF_PACKET capture
+``garp`` (gratuitous ARP for an address that moved), ``udp-echo``/``udp-rtt`` (round trips
+between two processes) and ``capture`` (an AF_PACKET capture
 of one interface into a pcap file). Each prints one JSON line (``capture`` and
 ``tcp-sink`` print ``ready`` first).
 """
@@ -405,6 +406,38 @@ def tool_udp_probe(args: argparse.Namespace) -> dict[str, object]:
     return {"sent": sent, "refused": refused}
 
 
+def tool_udp_echo(args: argparse.Namespace) -> dict[str, object]:
+    """Send every datagram on ``--bind``:``--port`` back to its sender, until SIGTERM or
+    ``--timeout``."""
+    echoed = 0
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind((args.bind, args.port))
+        sock.settimeout(args.timeout)
+        print("ready", flush=True)
+        with contextlib.suppress(TimeoutError):
+            while True:
+                data, peer = sock.recvfrom(2048)
+                sock.sendto(data, peer)
+                echoed += 1
+    return {"echoed": echoed}
+
+
+def tool_udp_rtt(args: argparse.Namespace) -> dict[str, object]:
+    """``--count`` datagrams to a ``udp-echo`` at ``--dst``:``--port``, ``--interval``
+    seconds apart, each waiting for its echo: the median round trip in microseconds."""
+    times = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect((args.dst, args.port))
+        sock.settimeout(1.0)
+        for _ in range(args.count):
+            start = time.perf_counter()
+            sock.send(b"rtt")
+            sock.recv(2048)
+            times.append(time.perf_counter() - start)
+            time.sleep(args.interval)
+    return {"median_us": round(sorted(times)[len(times) // 2] * 1e6, 1)}
+
+
 def tool_garp(args: argparse.Namespace) -> dict[str, object]:
     """Announce ``--address`` on ``--iface`` with ``--count`` gratuitous ARP requests
     (RFC 5227 §3: sender and target address both the announced one, to the broadcast
@@ -515,6 +548,8 @@ TOOLS = {
     "capture": tool_capture,
     "udp-probe": tool_udp_probe,
     "garp": tool_garp,
+    "udp-echo": tool_udp_echo,
+    "udp-rtt": tool_udp_rtt,
 }
 
 
@@ -551,6 +586,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=9)
     p.add_argument("--interval", type=float, default=0.005)
     p.add_argument("--duration", type=float, required=True)
+    p = tools.add_parser("udp-echo")
+    p.add_argument("--bind", required=True)
+    p.add_argument("--port", type=int, default=7007)
+    p.add_argument("--timeout", type=float, default=WAIT)
+    p = tools.add_parser("udp-rtt")
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=7007)
+    p.add_argument("--count", type=int, default=50)
+    p.add_argument("--interval", type=float, default=0.02)
     p = tools.add_parser("garp")
     p.add_argument("--iface", required=True)
     p.add_argument("--address", required=True)
