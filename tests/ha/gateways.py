@@ -62,6 +62,17 @@ class Gateway:
             sent.append(struct.unpack_from(">II", outer, 20))
         return sent
 
+    def receive(self, pair: Pair, count: int) -> list[bytes]:
+        """``count`` packets from the peer, each taken by this data path: the ESP packets
+        (to replay later)."""
+        link, taken = pair.link, []
+        for n in range(count):
+            packet = udp_packet(link.peer_addr, link.local_addr, b"reply %d" % n)
+            [outer] = pair.peer.output(packet)
+            assert self.datapath.input(outer) == packet, f"dropped the peer's packet {n}"
+            taken.append(outer)
+        return taken
+
     def checkpoint(self) -> int:
         """Send the usage reports (the checkpoints) and wait for keyd's answers (it has
         committed them first); how many."""

@@ -54,10 +54,10 @@ def delete(pfkey: PfkeyClient, spi: int) -> int:
 
 
 def dump(pfkey: PfkeyClient) -> list[bytes]:
-    """The SAs a DUMP lists (the messages, without their headers' seq and pid), their
-    ``sadb_x_sa2_sequence`` zeroed: the checkpoint a keyd raises whenever it becomes active
-    (:func:`dump_with_sequences` keeps it)."""
-    return [_zero_sequence(entry) for entry in dump_with_sequences(pfkey)]
+    """The SAs a DUMP lists (the messages, without their headers' seq and pid), without
+    what a keyd raises whenever it becomes active: ``sadb_x_sa2_sequence``, the checkpoint,
+    and the current lifetime's packets and bytes (:func:`dump_with_sequences` keeps them)."""
+    return [_zero_raised(entry) for entry in dump_with_sequences(pfkey)]
 
 
 def held(pfkey: PfkeyClient) -> dict[int, tuple[object, ...]]:
@@ -105,15 +105,18 @@ def _dumped(pfkey: PfkeyClient) -> list[Message]:
     return [] if fields(replies[0])[1] == errno.ENOENT else [decode(r) for r in replies]
 
 
-def _zero_sequence(entry: bytes) -> bytes:
-    """``entry`` (extensions) with its sa2's sequence (bytes 8-12 of the extension) zeroed."""
-    start = 0
-    while start < len(entry):
-        words, exttype = struct.unpack_from("=HH", entry, start)
-        if exttype == ExtType.X_SA2:
-            return entry[: start + 8] + bytes(4) + entry[start + 12 :]
+def _zero_raised(entry: bytes) -> bytes:
+    """``entry`` (extensions) with its sa2's sequence (bytes 8-12 of the extension) and its
+    current lifetime's allocations and bytes (bytes 4-16) zeroed."""
+    raised = {ExtType.X_SA2: (8, 12), ExtType.LIFETIME_CURRENT: (4, 16)}
+    start, data = 0, bytearray(entry)
+    while start < len(data):
+        words, exttype = struct.unpack_from("=HH", data, start)
+        if exttype in raised:
+            low, high = raised[exttype]
+            data[start + low : start + high] = bytes(high - low)
         start += words * 8
-    return entry
+    return bytes(data)
 
 
 def status(where: str, name: str) -> dict[str, Any]:

@@ -90,15 +90,16 @@ def test_a_schema_1_database_gains_the_sequence_checkpoints(database, pg_server)
     with short_dir() as where, keyd(where, "a", database):
         assert add(client(where, "a"), 0x2100) == 0
     sas = f"{pgschema.NAMESPACE}.sas"
-    pg_server.sql(database, f"ALTER TABLE {sas} DROP COLUMN sequence")  # as version 1 had it
+    for column in ("sequence", "received"):  # as version 1 had it
+        pg_server.sql(database, f"ALTER TABLE {sas} DROP COLUMN {column}")
     pg_server.sql(
         database, f"UPDATE {pgschema.NAMESPACE}.meta SET value = '1' WHERE name = 'schema'"
     )
     with short_dir() as where, keyd(where, "a", database):
         assert sequences(client(where, "a")) == {0x2100: MARGIN}  # 0, raised as it started
     meta = dict(pg_server.sql(database, f"SELECT name, value FROM {pgschema.NAMESPACE}.meta"))
-    assert meta["schema"] == str(pgschema.SCHEMA) == "2"
-    assert pg_server.sql(database, f"SELECT sequence FROM {sas}") == [(MARGIN,)]
+    assert meta["schema"] == str(pgschema.SCHEMA) == "3"
+    assert pg_server.sql(database, f"SELECT sequence, received FROM {sas}") == [(MARGIN, 0)]
 
 
 def test_a_url_that_does_not_connect_is_one_line_and_exit_1():

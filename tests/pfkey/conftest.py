@@ -176,8 +176,11 @@ def sa_message(
     return Message(type, satype, seq, pid, 0, tuple(exts)).encode()
 
 
-def usage_report(spi, *, nbytes=0, packets=0, usetime=0, sequence=None, src=SRC, extra=()):
-    """The X_USAGE espd sends: the current lifetime (allocations are packets, as Linux)."""
+def usage_report(
+    spi, *, nbytes=0, packets=0, usetime=0, sequence=None, received=False, src=SRC, extra=()
+):
+    """The X_USAGE espd sends: the current lifetime (allocations are packets, as Linux) and
+    the checkpoint (``received``: an inbound SA's highest number received)."""
     exts = [
         Sa(spi),
         Lifetime(ExtType.LIFETIME_CURRENT, packets, nbytes, 0, usetime),
@@ -186,7 +189,7 @@ def usage_report(spi, *, nbytes=0, packets=0, usetime=0, sequence=None, src=SRC,
         *extra,
     ]
     if sequence is not None:
-        exts.append(Sa2(1, 0, sequence))
+        exts.append(Sa2(1, 0, sequence, received))
     return Message(MsgType.X_USAGE, SaType.ESP, 9, 4343, 0, tuple(exts)).encode()
 
 

@@ -41,6 +41,14 @@ class ReplayWindow:
             return 0  # below the first subspace or past the last: no such packet (refused)
         return high << 32 | low
 
+    def start_at(self, top: int) -> None:
+        """Count every number up to ``top`` as received: a window that starts from a
+        checkpoint (another data path received up to there, :mod:`cryptoapi.pfkey.daemon.
+        checkpoint`), so that none of them is taken again. Never moves the window back."""
+        if top > self.top:
+            self.top = top
+            self.bitmap = self._mask
+
     def check(self, seq: int) -> bool:
         """Whether ``seq`` (a full sequence number) may be new; changes nothing."""
         if seq == 0:

@@ -49,6 +49,7 @@ class EspState:
         self.floor_keys = b""  # what the floor is kept under (see cryptoapi.esp.seqfloor)
         self.iv_salt = iv_salt(self.esn)
         self.replay = ReplayWindow(sa.replay, esn=self.esn)
+        self._start_window(sa)
         self.tunnel = sa.mode == IpsecMode.TUNNEL
         self.df_clear = bool(sa.flags & SaFlags.NOPMTUDISC)
         self.noecn = bool(sa.flags & SaFlags.NOECN)
@@ -93,6 +94,14 @@ class EspState:
         if sa.sequence > self.seq:
             with self.lock:  # past seq_limit, if it is: the next packet moves the floor
                 self.seq = max(self.seq, min(sa.sequence, self.seq_max))
+        self._start_window(sa)
+
+    def _start_window(self, sa: SecurityAssociation) -> None:
+        """An inbound SA's window starts at the key manager's received checkpoint (a
+        takeover: what the old active received is never taken again). Not with ESN: the
+        checkpoint holds the low 32 bits only (``sadb_x_sa2_sequence`` is a u32)."""
+        if sa.received and not self.esn:
+            self.replay.start_at(sa.received)
 
     def update_limits(self) -> None:
         """The usage at which the next soft or hard limit is reached (checked per packet

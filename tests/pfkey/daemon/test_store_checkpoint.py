@@ -1,8 +1,11 @@
-"""The sequence-number checkpoint in the SQLite state file (issue 23, item 3): a usage
+"""The sequence-number checkpoints in the SQLite state file (issue 23, item 3): a usage
 report that raises an SA's sequence number is written at the next commit (not an interval
-later), never lowered, kept across a restart; a schema 2 file gains the column."""
+later), never lowered, kept across a restart; an inbound SA's (received) is kept apart; a
+schema 2 or 3 file gains the columns."""
 
 import sqlite3
+
+import pytest
 
 from cryptoapi.pfkey import KeyManager, SaType
 from cryptoapi.pfkey.daemon.schema import SCHEMA
@@ -12,10 +15,10 @@ from tests.pfkey.conftest import DST, only, sa_message, usage_report
 SPI = 0x700
 
 
-def stored_sequence(path):
+def stored_sequence(path, column="sequence"):
     db = sqlite3.connect(path)
     try:
-        return db.execute("SELECT sequence FROM sas WHERE spi = ?", (SPI,)).fetchone()[0]
+        return db.execute(f"SELECT {column} FROM sas WHERE spi = ?", (SPI,)).fetchone()[0]
     finally:
         db.close()
 
@@ -64,16 +67,33 @@ def test_a_checkpoint_survives_a_restart(km, registry, clock, where):
     assert reopened_sequence(registry, clock, path) == 12345
 
 
-def test_a_schema_2_file_gains_the_checkpoint_column(km, registry, clock, where):
+def test_a_received_checkpoint_is_kept_apart_and_survives_a_restart(km, registry, clock, where):
+    path = f"{where}/keys.db"
+    written(km, path, sa_message(SPI), usage_report(SPI, packets=1, sequence=777, received=True))
+    assert (stored_sequence(path), stored_sequence(path, "received")) == (0, 777)
+    again, store = KeyManager(registry, clock=clock), StateStore(path)
+    try:
+        store.attach(again)
+        sa = again.sad.get(SaType.ESP, DST, SPI)
+        assert (sa.sequence, sa.received) == (0, 777)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("version", "missing"), [(2, ("sequence", "received")), (3, ("received",))]
+)
+def test_an_older_file_gains_the_checkpoint_columns(km, registry, clock, where, version, missing):
     path = f"{where}/keys.db"
     written(km, path, sa_message(SPI))
-    db = sqlite3.connect(path)  # as version 2 had it: no sequence column
-    db.execute("ALTER TABLE sas DROP COLUMN sequence")
-    db.execute("UPDATE meta SET value = 2 WHERE name = 'schema'")
+    db = sqlite3.connect(path)  # as that version had it
+    for column in missing:
+        db.execute(f"ALTER TABLE sas DROP COLUMN {column}")
+    db.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (version,))
     db.commit()
     db.close()
     assert reopened_sequence(registry, clock, path) == 0
-    assert stored_sequence(path) == 0
+    assert (stored_sequence(path), stored_sequence(path, "received")) == (0, 0)
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()[0] == SCHEMA
     db.close()

@@ -155,7 +155,8 @@ class Mirror:
 
     def _checkpoint(self, message: Message) -> None:
         """Give the local SA keyd's checkpoint: ``sadb_x_sa2_sequence``, which its data
-        path starts above (an ADD takes no sequence number: Linux ignores the field), and
+        path starts above (an ADD takes no sequence number: Linux ignores the field), or,
+        marked received, where an inbound SA's replay window starts, and
         the bytes and packets of the current lifetime, which its counters go on from (so
         that its reports, which keyd takes as totals, and its byte and packet limits count
         what another data path carried before a takeover or a restart). Never lowered
@@ -164,8 +165,10 @@ class Mirror:
         if local is None:
             return
         sa2 = message.get(ExtType.X_SA2, Sa2)
-        if sa2 is not None and sa2.sequence > local.sequence:
-            local.sequence = sa2.sequence
+        if sa2 is not None and sa2.received:
+            local.received = max(local.received, sa2.sequence)
+        elif sa2 is not None:
+            local.sequence = max(local.sequence, sa2.sequence)
         current = message.get(ExtType.LIFETIME_CURRENT, Lifetime)
         if current is not None:
             local.nbytes = max(local.nbytes, current.nbytes)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from cryptoapi.esp.state import EspState
-from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
+from cryptoapi.pfkey.db.sad import SaKey
 from cryptoapi.pfkey.km import replies
 from cryptoapi.pfkey.km.manager import KeyManager
 from cryptoapi.pfkey.wire.constants import SaState
@@ -38,9 +38,12 @@ Usage = tuple[int, int, float, int]
 """(bytes, packets, first use, last sequence number): what keyd was last told."""
 
 
-def last_sequence(state: EspState | None) -> int:
-    """The SA's last sequence number: sent (outbound) or highest received (inbound)."""
-    return 0 if state is None else max(state.seq, state.replay.top)
+def last_sequence(state: EspState | None) -> tuple[int, bool]:
+    """The SA's checkpoint: (its last sequence number sent, False) for an SA that has sent,
+    else (the highest received, True); (0, False) for an SA without state."""
+    if state is None or state.seq:
+        return (0 if state is None else state.seq), False
+    return state.replay.top, True
 
 
 class UsageReports:
@@ -106,10 +109,9 @@ class UsageReports:
             if not sa.allocations or sa.state == SaState.LARVAL:
                 continue
             state = states.get(key)
-            sequence = last_sequence(state if state is not None and state.sa is sa else None)
+            sequence, received = last_sequence(
+                state if state is not None and state.sa is sa else None
+            )
             usage = (sa.nbytes, sa.allocations, sa.used, sequence)
             if reported.get(key) != usage:
-                yield key, usage, self._message(sa, sequence)
-
-    def _message(self, sa: SecurityAssociation, sequence: int) -> bytes:
-        return replies.usage(sa, 0, self._pid, sequence)
+                yield key, usage, replies.usage(sa, 0, self._pid, sequence, received=received)

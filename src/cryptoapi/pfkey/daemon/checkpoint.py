@@ -37,19 +37,33 @@ espd carries (bench.checkpoint measures it), and spends 1/4096 of the 32-bit spa
 takeover. An SA whose checkpoint is within the margin of its space's end starts at the end,
 i.e. is exhausted at once (a hard EXPIRE follows; the IKE daemon rekeys) rather than wrap.
 
-Byte and packet counts carry over the same way: the report that is the checkpoint carries
-the SA's current lifetime too, keyd writes it with the sequence number, and an espd that
-follows keyd (after a takeover, or a restart) starts its SA's counters from keyd's
-(:meth:`~cryptoapi.esp.espd.mirror.Mirror.install`), so its reports, which keyd takes as
-totals (never lowering them), and its byte and packet limits count what the old active
-carried. What the old active carried after its last checkpoint (at most N packets plus
-what a report in flight covers) is not counted: the one under-count left.
+**Inbound SAs.** keyd cannot tell an SA's direction (the SPD's templates do not name it in
+transport mode), so the data path says it: espd's report of an SA that has received and
+never sent carries the highest number received, marked ``received`` (bit 0 of
+``sadb_x_sa2_reserved1``, :class:`~cryptoapi.pfkey.wire.x_extensions.Sa2`: Linux and KAME
+send the byte as 0). keyd keeps it apart, in ``received`` (SQLite schema 4, PostgreSQL
+schema 3), never lowered and never raised by a takeover; its dumps hand it out marked the
+same way. The espd that follows starts the SA's replay window there with every number at
+or below it counted as seen (:meth:`~cryptoapi.esp.replay.ReplayWindow.start_at`): a
+packet the old active took, replayed to the new one, is refused, and the peer's next
+numbers, above it, are taken. What the old active took after its last report (at most T
+of traffic) can still be replayed once within the window: the window is as fresh as the
+checkpoint. Not with ESN: ``sadb_x_sa2_sequence`` is a u32, so an ESN SA past 2^32 is
+handed its low 32 bits, which espd's local floor file, not this, must cover; an inbound
+ESN SA's window starts empty.
 
-keyd cannot tell an SA's direction (the SPD's templates do not name it in transport mode),
-so it raises every SA; espd applies the number to outbound sending only. Inbound windows
-do not start from the checkpoint yet (their state starts empty, as after an espd restart;
-the peer's numbers go on above it). ``sadb_x_sa2_sequence`` is a u32: an ESN SA past 2^32
-is handed its low 32 bits, which espd's local floor file, not this, must cover.
+**Byte and packet counts** carry over the same way and are never under-counted: the
+report carries the SA's current lifetime too, keyd writes it with the checkpoint, and on
+becoming active it raises every SA's packet count by :data:`PACKET_MARGIN` (what the old
+active may have carried unreported, bounded as the sequence numbers are: at most N packets
+of an outbound SA, T of any, plus what a report in flight covers) and its byte count by
+:data:`BYTE_MARGIN` (1 GiB: T + L = 3 s at 2.8 Gbit/s, four times the most espd has
+carried here). An espd that follows keyd (after a takeover, or a restart) starts its SA's
+counters from keyd's (:meth:`~cryptoapi.esp.espd.mirror.Mirror.install`), so its reports,
+which keyd takes as totals (never lowering them), and its byte and packet limits count
+what the old active carried. The price is an over-count, the safe side: after a takeover
+an SA whose byte or packet limit is within the margin of its use expires sooner (the IKE
+daemon rekeys it), as the sequence margin spends numbers.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -69,8 +83,15 @@ CHECKPOINT_SECONDS = 2.0
 """T: the seconds after which espd reports every SA that moved (``REPORT_INTERVAL``)."""
 MARGIN = 1 << 20
 """How far a new active raises every checkpoint: more than N + rate x L (module doc)."""
+PACKET_MARGIN = MARGIN
+"""How far a new active raises every SA's packet count: what the old active may have carried
+unreported, bounded as the sequence numbers are (module doc)."""
+BYTE_MARGIN = 1 << 30
+"""How far it raises every SA's byte count: T + L = 3 s at 2.8 Gbit/s (module doc)."""
 SEQ_END = (1 << 32) - 1
 """The last number of a 32-bit sequence space."""
+ALLOCATIONS_END = (1 << 32) - 1
+"""The largest packet count ``sadb_lifetime_allocations`` (a u32) holds."""
 ESN_END = (1 << 63) - 1
 """The last number an ESN SA's checkpoint takes here (PostgreSQL's ``bigint``)."""
 
@@ -85,11 +106,12 @@ def jump(db: "psycopg.Connection[Any]", km: "KeyManager") -> int:
     checkpoint may lag the row; it never matters, since a standby hands out no sequence
     number before its own takeover, whose jump starts from the row."""
     ends = (int(SaFlags.ESN), ESN_END, SEQ_END)
+    counts = (PACKET_MARGIN, ALLOCATIONS_END, BYTE_MARGIN)
     with db.transaction(), db.cursor(binary=True) as cursor:
-        rows = cursor.execute(sql.TAKEOVER_JUMP, (MARGIN, *ends)).fetchall()
+        rows = cursor.execute(sql.TAKEOVER_JUMP, (MARGIN, *ends, *counts)).fetchall()
     get = km.sad.by_key.get
-    for satype, dst, spi, sequence in rows:
+    for satype, dst, spi, sequence, allocations, nbytes in rows:
         sa = get((satype, bytes(dst), spi))
         if sa is not None:
-            sa.sequence = sequence
+            sa.sequence, sa.allocations, sa.nbytes = sequence, allocations, nbytes
     return len(rows)

@@ -2,13 +2,14 @@
 their own, and how a database is checked before they are used.
 
 Everything lives in the schema ``cryptoapi_keyd`` (:data:`NAMESPACE`), version
-:data:`SCHEMA` (2; version 1 had no ``sas.sequence``, which its upgrade adds):
+:data:`SCHEMA` (3; version 1 had no ``sas.sequence``, version 2 no ``sas.received``, which
+the upgrades add):
 
 - ``meta``: the rows ``application`` (:data:`APPLICATION`: whose tables these are) and
   ``schema`` (the version);
 - ``sas``: one row an SA, its :data:`~.schema.SA_COLUMNS`, keyed by (satype, dst, spi),
   and ``pos``, its place in the SAD's order; ``sequence`` is the SA's sequence-number
-  checkpoint, never lowered by a write (:mod:`.checkpoint`);
+  checkpoint and ``received`` an inbound SA's, never lowered by a write (:mod:`.checkpoint`);
 - ``policies``: one row a policy: ``pos``, its index ``id``, ``added`` and the policy as the
   ``X_SPDADD`` message that adds it again;
 - ``changes``: the change journal standbys follow: one row for each SA or policy row a
@@ -28,11 +29,11 @@ Creating the schema and checking it run under a transaction advisory lock
 """
 
 from cryptoapi.pfkey.daemon.rows import USAGE_COLUMNS
-from cryptoapi.pfkey.daemon.schema import SA_COLUMNS
+from cryptoapi.pfkey.daemon.schema import CHECKPOINT_COLUMNS, SA_COLUMNS
 
 NAMESPACE = "cryptoapi_keyd"
 APPLICATION = "cryptoapi keyd"
-SCHEMA = 2
+SCHEMA = 3
 LOCK = 0x504B3256_0000_0001
 """The session advisory lock the active keyd holds (``pg_try_advisory_lock``)."""
 CREATE_LOCK = 0x504B3256_0000_0002
@@ -75,17 +76,20 @@ CREATE_SQL = (
 
 UPGRADES: dict[int, tuple[str, ...]] = {
     1: (f"ALTER TABLE {NAMESPACE}.sas ADD COLUMN sequence bigint NOT NULL DEFAULT 0",),
+    2: (f"ALTER TABLE {NAMESPACE}.sas ADD COLUMN received bigint NOT NULL DEFAULT 0",),
 }
 """The statements that bring each older version to the next one: version 2 keeps each SA's
-sequence-number checkpoint (``sequence``, :mod:`.checkpoint`)."""
+sequence-number checkpoint (``sequence``, :mod:`.checkpoint`), version 3 an inbound SA's
+(``received``)."""
 TAKEOVER_JUMP = (
     f"UPDATE {NAMESPACE}.sas SET sequence = LEAST(sequence + %s, "
-    "CASE WHEN flags & %s <> 0 THEN %s ELSE %s END) "
-    "RETURNING satype, dst, spi, sequence"
+    "CASE WHEN flags & %s <> 0 THEN %s ELSE %s END), "
+    "allocations = LEAST(allocations + %s, %s), nbytes = nbytes + %s "
+    "RETURNING satype, dst, spi, sequence, allocations, nbytes"
 )
 """Every SA's checkpoint raised by the margin (%s), at most to the end of its sequence
-space (%s: the ESN flag; then the ESN and the 32-bit ends): a takeover's first
-statement. It returns the raised
+space (%s: the ESN flag; then the ESN and the 32-bit ends), and its packet and byte counts
+by theirs (%s, at most %s, a u32; %s): a takeover's first statement. It returns the raised
 values, which the new active takes as they are (not its own copy plus the margin: a
 standby's copy of a checkpoint may be older than the row, which the jump is not journaled
 for)."""
@@ -96,8 +100,8 @@ UPSERT_SA = (
     f"INSERT INTO {NAMESPACE}.sas ({', '.join(SA_COLUMNS)}) "
     f"VALUES ({', '.join(['%s'] * len(SA_COLUMNS))}) "
     "ON CONFLICT (satype, dst, spi) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:-1])
-    + ", sequence = GREATEST(sas.sequence, excluded.sequence)"  # never lowered
+    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3 : -len(CHECKPOINT_COLUMNS)])
+    + "".join(f", {c} = GREATEST(sas.{c}, excluded.{c})" for c in CHECKPOINT_COLUMNS)
 )
 DELETE_SA = f"DELETE FROM {NAMESPACE}.sas WHERE satype = %s AND dst = %s AND spi = %s"
 UPSERT_POLICY = (
@@ -111,8 +115,9 @@ PRUNE = f"DELETE FROM {NAMESPACE}.changes WHERE seq <= %s"
 SET_PRUNED = f"UPDATE {NAMESPACE}.meta SET value = %s WHERE name = 'pruned'"
 UPDATE_USAGE = (
     f"UPDATE {NAMESPACE}.sas SET "
-    + ", ".join(f"{c} = %s" for c in USAGE_COLUMNS[:-1])
-    + ", sequence = GREATEST(sequence, %s) WHERE satype = %s AND dst = %s AND spi = %s"
+    + ", ".join(f"{c} = %s" for c in USAGE_COLUMNS[: -len(CHECKPOINT_COLUMNS)])
+    + "".join(f", {c} = GREATEST({c}, %s)" for c in CHECKPOINT_COLUMNS)
+    + " WHERE satype = %s AND dst = %s AND spi = %s"
 )
 PRUNE_CHANGES = (
     f"WITH gone AS (DELETE FROM {NAMESPACE}.changes WHERE seq <= "

@@ -7,7 +7,7 @@ a commit deletes and which it writes. No SQL here: every backend stores these ro
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from cryptoapi.pfkey.daemon.schema import SA_COLUMNS
+from cryptoapi.pfkey.daemon.schema import CHECKPOINT_COLUMNS, SA_COLUMNS
 from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.db.spd import SecurityPolicy
@@ -19,10 +19,10 @@ LIFETIME_COLUMNS = ("hard", "soft")
 ``sadb_lifetime_len`` (always 4 words): the form every schema so far has."""
 _LIFETIME_LEN = b"\x04\x00"
 
-USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired", "sequence")
-"""The SA columns that change in place (usage, DYING and the sequence-number checkpoint),
-written by :mod:`.usage`; ``sequence`` last, since its statements keep the greater of the
-stored and the written value (a checkpoint is never lowered)."""
+USAGE_COLUMNS = ("state", "used", "nbytes", "allocations", "soft_expired", *CHECKPOINT_COLUMNS)
+"""The SA columns that change in place (usage, DYING and the sequence-number checkpoints),
+written by :mod:`.usage`; the checkpoints last, since their statements keep the greater of
+the stored and the written value (a checkpoint is never lowered)."""
 
 K = TypeVar("K")
 V = TypeVar("V")

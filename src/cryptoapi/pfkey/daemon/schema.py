@@ -1,7 +1,7 @@
 """The tables of a key daemon's state file (:mod:`.store`), and how a file of an older
 version is brought up to this one when it is opened.
 
-Version 3 (:data:`SCHEMA`):
+Version 4 (:data:`SCHEMA`):
 
 - ``meta``: the row ``schema``, the version;
 - ``sas``: one row an SA, its :data:`SA_COLUMNS`, unique by (satype, dst, spi);
@@ -18,7 +18,10 @@ read back, no index and nothing more written, and the SAs already rely on it.
 Version 3 adds the column ``sequence`` to ``sas`` (0 in the rows of an older file): an
 SA's sequence-number checkpoint, the last sequence number its data path reported
 (``X_USAGE``), raised past the checkpoint margin when a standby takes over
-(:mod:`.checkpoint`). It is written with the usage and never lowered (issue 23).
+(:mod:`.checkpoint`). It is written with the usage and never lowered (issue 23). Version 4
+adds ``received``, an inbound SA's checkpoint: the highest sequence number its data path
+reported received, never raised by a takeover, where the next data path's replay window
+starts.
 
 Version 1 declared ``policies.id INTEGER PRIMARY KEY``, which makes the index the rowid
 itself, so policies came back in index order, not in Linux's (issue 11). :func:`upgrade`
@@ -32,15 +35,18 @@ times go by index.
 
 import sqlite3
 
-SCHEMA = 3
+SCHEMA = 4
 
 SA_COLUMNS = (
     "satype", "spi", "dst", "state", "replay", "auth", "encrypt", "flags",
     "auth_key", "auth_bits", "encrypt_key", "encrypt_bits", "mode", "reqid",
     "src_ext", "dst_ext", "hard", "soft", "extra", "added", "seq", "used",
-    "nbytes", "allocations", "soft_expired", "sequence",
+    "nbytes", "allocations", "soft_expired", "sequence", "received",
 )  # fmt: skip
 """The SecurityAssociation fields kept (all but ``epoch``, which only timers use)."""
+CHECKPOINT_COLUMNS = ("sequence", "received")
+"""The last of :data:`SA_COLUMNS`: the checkpoints, which every statement that writes them
+keeps the greater of the stored and the written value of (never lowered)."""
 
 _POLICY_COLUMNS = "(id INTEGER NOT NULL UNIQUE, added REAL, message BLOB)"
 
@@ -60,7 +66,8 @@ _POLICIES_IN_ADDED_ORDER = (
     "ALTER TABLE policies_2 RENAME TO policies",
 )
 _SEQUENCE_CHECKPOINTS = ("ALTER TABLE sas ADD COLUMN sequence NOT NULL DEFAULT 0",)
-UPGRADES = {1: _POLICIES_IN_ADDED_ORDER, 2: _SEQUENCE_CHECKPOINTS}
+_RECEIVED_CHECKPOINTS = ("ALTER TABLE sas ADD COLUMN received NOT NULL DEFAULT 0",)
+UPGRADES = {1: _POLICIES_IN_ADDED_ORDER, 2: _SEQUENCE_CHECKPOINTS, 3: _RECEIVED_CHECKPOINTS}
 """The statements that bring a file of each older version to the next one."""
 
 

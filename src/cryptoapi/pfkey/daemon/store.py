@@ -79,7 +79,14 @@ from cryptoapi.pfkey.daemon.rows import (
     sa_row,
     usage_row,
 )
-from cryptoapi.pfkey.daemon.schema import CREATE_SQL, SA_COLUMNS, SCHEMA, Transaction, upgrade
+from cryptoapi.pfkey.daemon.schema import (
+    CHECKPOINT_COLUMNS,
+    CREATE_SQL,
+    SA_COLUMNS,
+    SCHEMA,
+    Transaction,
+    upgrade,
+)
 from cryptoapi.pfkey.daemon.usage import USAGE_INTERVAL, UsageWriter
 from cryptoapi.pfkey.db.journal import Journal
 from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
@@ -110,8 +117,8 @@ KEY_DATABASE = FileKind("key database", "keyd", "keys", APPLICATION_ID, CREATE_S
 _UPSERT_SA = (
     f"INSERT INTO sas ({', '.join(SA_COLUMNS)}) VALUES ({', '.join('?' * len(SA_COLUMNS))}) "
     "ON CONFLICT (satype, dst, spi) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3:-1])
-    + ", sequence = max(sequence, excluded.sequence)"  # a checkpoint is never lowered
+    + ", ".join(f"{c} = excluded.{c}" for c in SA_COLUMNS[3 : -len(CHECKPOINT_COLUMNS)])
+    + "".join(f", {c} = max({c}, excluded.{c})" for c in CHECKPOINT_COLUMNS)  # never lowered
 )
 _DELETE_SA = "DELETE FROM sas WHERE satype = ? AND dst = ? AND spi = ?"
 _UPSERT_POLICY = (
@@ -120,9 +127,9 @@ _UPSERT_POLICY = (
 )
 _DELETE_POLICY = "DELETE FROM policies WHERE id = ?"
 _UPDATE_USAGE = (
-    f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS[:-1])}, "
-    "sequence = max(sequence, ?) "
-    "WHERE satype = ? AND dst = ? AND spi = ?"
+    f"UPDATE sas SET {', '.join(f'{c} = ?' for c in USAGE_COLUMNS[: -len(CHECKPOINT_COLUMNS)])}"
+    + "".join(f", {c} = max({c}, ?)" for c in CHECKPOINT_COLUMNS)
+    + " WHERE satype = ? AND dst = ? AND spi = ?"
 )
 _Step = tuple[str, Sequence[Sequence[Any]]]
 """A statement and the rows it runs over, in one commit."""

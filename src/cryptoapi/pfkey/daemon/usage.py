@@ -9,7 +9,8 @@ through the SA database's ``add``/``replace``/``remove``, so its change journal
 - at a soft expiry: the key manager calls :meth:`UsageWriter.dying` (its ``on_dying``
   hook) and the SA is written at the store's next commit, which in the daemon comes before
   the EXPIRE leaves (the timers run, then the round commits, then it sends);
-- at a sequence-number checkpoint: a usage report that raised an SA's ``sequence`` calls
+- at a sequence-number checkpoint: a usage report that raised an SA's ``sequence`` (or
+  ``received``) calls
   :meth:`UsageWriter.dying` too (as the key manager's ``on_checkpoint`` hook), so the
   checkpoint is durable at the next commit, not an interval later
   (:mod:`~cryptoapi.pfkey.daemon.checkpoint`);
@@ -34,15 +35,15 @@ from cryptoapi.pfkey.db.sad import SaKey, SecurityAssociation
 USAGE_INTERVAL = 5.0
 """Seconds between writes of usage counters (at most): what a ``kill -9`` can lose."""
 
-Usage = tuple[int, int, float, bool, int]
-"""(nbytes, allocations, used, soft_expired, sequence): what is compared to find an SA
-that moved."""
-UNUSED: Usage = (0, 0, 0.0, False, 0)
+Usage = tuple[int, int, float, bool, int, int]
+"""(nbytes, allocations, used, soft_expired, sequence, received): what is compared to find
+an SA that moved."""
+UNUSED: Usage = (0, 0, 0.0, False, 0, 0)
 """The usage of an SA that has carried nothing (and is not DYING): not kept in ``written``."""
 
 
 def usage_of(sa: SecurityAssociation) -> Usage:
-    return (sa.nbytes, sa.allocations, sa.used, sa.soft_expired, sa.sequence)
+    return (sa.nbytes, sa.allocations, sa.used, sa.soft_expired, sa.sequence, sa.received)
 
 
 class UsageWriter:
@@ -105,7 +106,14 @@ class UsageWriter:
     ) -> Iterable[tuple[SaKey, SecurityAssociation]]:
         written = self.written
         for key, sa in sas.items():
-            usage = (sa.nbytes, sa.allocations, sa.used, sa.soft_expired, sa.sequence)  # usage_of
+            usage = (
+                sa.nbytes,
+                sa.allocations,
+                sa.used,
+                sa.soft_expired,
+                sa.sequence,
+                sa.received,
+            )  # usage_of, inline: every SA, every interval
             if usage != written.get(key, UNUSED) and key not in changed:
                 yield key, sa
 
@@ -118,7 +126,7 @@ class UsageWriter:
         """Note the row of ``key`` as just committed: ``sa``'s usage, or gone (None). Cheap
         for an SA that has carried nothing (every SA of a bulk load)."""
         if sa is not None and (
-            sa.used or sa.soft_expired or sa.nbytes or sa.allocations or sa.sequence
+            sa.used or sa.soft_expired or sa.nbytes or sa.allocations or sa.sequence or sa.received
         ):
             self.written[key] = usage_of(sa)
         elif key in self.written:

@@ -75,7 +75,8 @@ class SecurityAssociation:
     allocations: int = 0
     epoch: int = 0  # bumped when its lifetimes change (stale expiry timers compare it)
     soft_expired: bool = False
-    sequence: int = 0  # the last sequence number a data path elsewhere reported (X_USAGE)
+    sequence: int = 0  # the last sequence number a data path elsewhere reported sent (X_USAGE)
+    received: int = 0  # the highest it reported received: an inbound SA's checkpoint
 
     @classmethod
     def unfilled(cls) -> "SecurityAssociation":
@@ -92,6 +93,7 @@ class SecurityAssociation:
         sa.epoch = 0
         sa.soft_expired = False
         sa.sequence = 0
+        sa.received = 0
         return sa
 
     @property

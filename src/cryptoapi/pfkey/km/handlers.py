@@ -248,11 +248,20 @@ def reported_usage(km: KeyManagerCore, scan: Scan, now: float) -> list[bytes]:
     assert used is not None  # _check_report refused a report without it
     _record_usage(km, sa, used)
     found = scan.decode(ExtType.X_SA2)
-    if isinstance(found, Sa2) and found.sequence > sa.sequence:
-        sa.sequence = found.sequence  # never lowered: a checkpoint (pfkey.daemon.checkpoint)
-        if km.on_checkpoint is not None:
-            km.on_checkpoint(sa)
+    if isinstance(found, Sa2) and _raise_checkpoint(sa, found) and km.on_checkpoint is not None:
+        km.on_checkpoint(sa)
     return [replies.usage(sa, scan.seq, scan.pid)]
+
+
+def _raise_checkpoint(sa: SecurityAssociation, reported: Sa2) -> bool:
+    """Take a report's checkpoint (the last number sent, or with ``received`` the highest
+    received), never lowering it (:mod:`cryptoapi.pfkey.daemon.checkpoint`); whether it
+    rose."""
+    field = "received" if reported.received else "sequence"
+    if reported.sequence <= getattr(sa, field):
+        return False
+    setattr(sa, field, reported.sequence)
+    return True
 
 
 REPORT_REFUSES = tuple(

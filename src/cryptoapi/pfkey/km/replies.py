@@ -36,7 +36,7 @@ from cryptoapi.pfkey.wire.constants import (
 )
 from cryptoapi.pfkey.wire.extensions import SADB_KEY, SADB_LIFETIME, SADB_SA, Lifetime
 from cryptoapi.pfkey.wire.message import HEADER
-from cryptoapi.pfkey.wire.x_extensions import SADB_X_SA2, SaReplay
+from cryptoapi.pfkey.wire.x_extensions import SA2_RECEIVED, SADB_X_SA2, SaReplay
 
 # packed directly (not through the extension classes): these are the per-SA paths of GET
 # and DUMP
@@ -109,12 +109,20 @@ def key_ext(exttype: int, bits: int, key: bytes) -> bytes:
     return SADB_KEY.pack(1 + (len(key) + pad) // 8, exttype, bits, 0) + key + bytes(pad)
 
 
-def sa2_ext(sa: SecurityAssociation, sequence: int | None = None) -> bytes:
-    """``sadb_x_sa2``: mode, reqid and, as KAME's dumps fill it, ``sadb_x_sa2_sequence``
-    (the last sequence number reported for the SA unless ``sequence`` is given; its low
-    32 bits: the field is a u32, Linux leaves it 0)."""
-    number = sa.sequence if sequence is None else sequence
-    return SADB_X_SA2.pack(_SA2_WORDS, ExtType.X_SA2, sa.mode, 0, 0, number & SEQ_MASK, sa.reqid)
+def sa2_ext(
+    sa: SecurityAssociation, sequence: int | None = None, *, received: bool = False
+) -> bytes:
+    """``sadb_x_sa2``: mode, reqid and, as KAME's dumps fill it, ``sadb_x_sa2_sequence``:
+    ``sequence`` if given (``received``: a number received, :class:`~.Sa2`), else the SA's
+    checkpoint, the highest number received for an inbound SA whose data path said so,
+    the last one sent otherwise; its low 32 bits (the field is a u32; Linux leaves it 0)."""
+    if sequence is None:
+        received = sa.received > 0
+        sequence = sa.received if received else sa.sequence
+    flags = SA2_RECEIVED if received else 0
+    return SADB_X_SA2.pack(
+        _SA2_WORDS, ExtType.X_SA2, sa.mode, flags, 0, sequence & SEQ_MASK, sa.reqid
+    )
 
 
 def full(
@@ -166,10 +174,19 @@ def expire(sa: SecurityAssociation, which: Lifetime) -> bytes:
     return base(MsgType.EXPIRE, sa.satype, 0, 0, body)
 
 
-def usage(sa: SecurityAssociation, seq: int, pid: int, sequence: int | None = None) -> bytes:
+def usage(
+    sa: SecurityAssociation,
+    seq: int,
+    pid: int,
+    sequence: int | None = None,
+    *,
+    received: bool = False,
+) -> bytes:
     """``<base, SA, lifetime(C), address(SD), sa2>``: an SA's usage, as a data path reports
-    it (``sequence``: its last sequence number) and as keyd answers the report."""
-    body = sa_ext(sa) + current_ext(sa) + sa.src_ext + sa.dst_ext + sa2_ext(sa, sequence)
+    it (``sequence``: its last sequence number sent, or with ``received`` the highest
+    received) and as keyd answers the report."""
+    sa2 = sa2_ext(sa, sequence, received=received)
+    body = sa_ext(sa) + current_ext(sa) + sa.src_ext + sa.dst_ext + sa2
     return base(MsgType.X_USAGE, sa.satype, seq, pid, body)
 
 

@@ -16,6 +16,8 @@ from cryptoapi.pfkey.wire.sockaddr import SockAddr, decode_sockaddr
 
 SADB_X_SA2 = struct.Struct("<HHBBHII")
 """``sadb_x_sa2``: header, mode, two reserved, sequence, reqid."""
+SA2_RECEIVED = 0x01
+"""In ``sadb_x_sa2_reserved1``: the sequence number is one received (see :class:`Sa2`)."""
 _NAT_T_TYPE = struct.Struct("<B3x")
 _NAT_T_PORT = struct.Struct("<2sH")
 _SEC_CTX = struct.Struct("<BBH")
@@ -31,15 +33,23 @@ NAT_T_PORTS = (ExtType.X_NAT_T_SPORT, ExtType.X_NAT_T_DPORT)
 
 @dataclass(frozen=True, slots=True)
 class Sa2:
-    """``sadb_x_sa2``: the IPsec mode (transport, tunnel, BEET) and the request id."""
+    """``sadb_x_sa2``: the IPsec mode (transport, tunnel, BEET), the request id and
+    ``sadb_x_sa2_sequence`` (KAME's dumps fill it; Linux leaves it 0).
+
+    ``received``: bit 0 of ``sadb_x_sa2_reserved1`` (:data:`SA2_RECEIVED`), cryptoapi's own:
+    ``sequence`` is the highest number an inbound SA received rather than the last one
+    sent (espd's usage reports and keyd's dumps, :mod:`cryptoapi.pfkey.daemon.checkpoint`).
+    Linux and KAME send the byte as 0 and ignore it."""
 
     exttype: ClassVar[int] = ExtType.X_SA2
     mode: int = IpsecMode.ANY
     reqid: int = 0
     sequence: int = 0
+    received: bool = False
 
     def encode(self) -> bytes:
-        return framed(SADB_X_SA2, ExtType.X_SA2, self.mode, 0, 0, self.sequence, self.reqid)
+        flags = SA2_RECEIVED if self.received else 0
+        return framed(SADB_X_SA2, ExtType.X_SA2, self.mode, flags, 0, self.sequence, self.reqid)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +153,8 @@ class SaReplay:
 
 
 def _decode_sa2(data: bytes, start: int, end: int, exttype: int) -> Sa2:
-    _, _, mode, _, _, sequence, reqid = SADB_X_SA2.unpack_from(data, start)
-    return Sa2(mode, reqid, sequence)
+    _, _, mode, flags, _, sequence, reqid = SADB_X_SA2.unpack_from(data, start)
+    return Sa2(mode, reqid, sequence, bool(flags & SA2_RECEIVED))
 
 
 def _decode_nat_t_type(data: bytes, start: int, end: int, exttype: int) -> NatTType:
