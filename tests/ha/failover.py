@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from cryptoapi.pfkey.daemon.checkpoint import MARGIN
+from cryptoapi.pfkey.daemon.control import query
 from tests.esp.keyd import setkey
 from tests.esp.netns import read_pcap_timed
 from tests.ha.keyds import add, client, held, role
@@ -96,6 +97,11 @@ class Gateway:
             "--hold-until-active", "--seq-state", f"{self.socket}.seq",
         )  # fmt: skip
         self.espd = Espd(espd).ready()
+
+    def carrying(self) -> dict[str, Any]:
+        """What its espd says of the keyd it follows (``espd-status``: role, carrying)."""
+        ha: dict[str, Any] = query(f"{self.socket}.ctl", WAIT)["keyd"]["ha"]
+        return ha
 
     def role(self) -> str:
         where, name = self.socket.rsplit("/", 1)

@@ -31,9 +31,12 @@ def test_the_standby_takes_over_a_running_tcp_stream(database, record_property):
         assert result.held == result.acknowledged  # no acknowledged SA lost
         assert len(result.held) == 2 + len(failover.EXTRA_SAS)
 
+        a, b = site.gateways
+        assert b.carrying() == {"role": "active", "carrying": True, "activations": 1}
         site.restore(database)
-        a = site.gateways[0]
         assert a.role() == "standby"
+        wait_for(lambda: a.carrying()["role"] == "standby")  # its first question answered
+        assert a.carrying() == {"role": "standby", "carrying": False, "activations": 0}
         wait_for(lambda: held(client(where, "a")) == result.acknowledged)
         assert a.espd is not None and a.espd.process.poll() is None
 

@@ -1,5 +1,7 @@
-"""What ``cryptoapi espd-status`` shows: espd's role, uptime, counters and a per-SA view,
-as one JSON object its status socket (:mod:`cryptoapi.pfkey.daemon.control`) answers.
+"""What ``cryptoapi espd-status`` shows: espd's role, uptime, counters, its key daemon link
+(with ``--hold-until-active``, under ``keyd.ha``, the role of that keyd and whether espd
+carries) and a per-SA view, as one JSON object its status socket
+(:mod:`cryptoapi.pfkey.daemon.control`) answers.
 
 The per-SA view is what ``ip -s xfrm state`` shows of a kernel SA: bytes and packets
 (``sadb_lifetime_allocations``, as Linux maps them), first use, the last sequence number
@@ -66,7 +68,17 @@ def _keyd(follower: "Follower", endpoint: "Endpoint") -> dict[str, Any]:
         "connects": follower.connects,
         "notices_pending": notices.pending() if notices is not None else 0,
         "usage_reports_sent": reports.sent if reports is not None else 0,
+        **_ha(endpoint),
     }
+
+
+def _ha(endpoint: "Endpoint") -> dict[str, Any]:
+    """With ``--hold-until-active``: the role of the keyd followed, whether espd carries
+    traffic, and how often it started to (:mod:`.role`)."""
+    role = endpoint.role
+    if role is None:
+        return {}
+    return {"ha": {"role": role.role, "carrying": role.carrying, "activations": role.activations}}
 
 
 def sa_view(sa: SecurityAssociation, states: Mapping[SaKey, EspState]) -> dict[str, Any]:
