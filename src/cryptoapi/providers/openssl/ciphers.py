@@ -9,6 +9,7 @@ streams with OpenSSL, so it is a partial implementation at priority 200.
 """
 
 import hmac
+import threading
 from collections.abc import Callable
 
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherContext, algorithms, modes
@@ -60,20 +61,61 @@ class AesEcb(AesBlock):
         return self._decryptor.update(data)
 
 
-class AesMode:
-    """``cbc(aes)``, ``ctr(aes)``: a fresh OpenSSL context per message."""
+class AesCbc:
+    """``cbc(aes)`` (NIST SP 800-38A §6.2): one OpenSSL context each way, kept for the key's
+    life and chained across messages, rather than a context per message (4.5 us of a 1.4 KB
+    message's 5.4 here; the ESP data path makes one per packet).
 
-    def __init__(self, mode: type[modes.CBC] | type[modes.CTR]) -> None:
-        self._mode = mode
+    A context's chaining value after a message is that message's last ciphertext block.
+    Encrypting the next message under its own IV then needs only its first block changed:
+    fed P1 xor IV xor C_prev, the context computes E(P1 xor IV), and every later block is
+    CBC's as it stands. Decrypting feeds IV || C and drops the first block out: block i of
+    CBC decryption needs only C(i-1), which is the IV for the first. Each message's output
+    is exactly a fresh context's. A message that is not whole blocks of bytes (which CBC
+    refuses), or a call while another thread holds the context, takes a fresh context."""
+
+    def setkey(self, key: bytes, /) -> None:
+        self._algorithm = _aes(key)
+        cipher = Cipher(self._algorithm, modes.CBC(bytes(BLOCK)))
+        self._encryptor, self._decryptor = cipher.encryptor(), cipher.decryptor()
+        self._chain = 0  # the encryptor's chaining value: its last ciphertext block
+        self._encrypting, self._decrypting = threading.Lock(), threading.Lock()
+
+    def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
+        if _whole_blocks(iv, data) and self._encrypting.acquire(blocking=False):
+            try:
+                first = int.from_bytes(data[:BLOCK]) ^ int.from_bytes(iv) ^ self._chain
+                out = self._encryptor.update(first.to_bytes(BLOCK) + data[BLOCK:])
+                self._chain = int.from_bytes(out[-BLOCK:])
+                return out
+            finally:
+                self._encrypting.release()
+        return _run(Cipher(self._algorithm, modes.CBC(iv)).encryptor(), data)
+
+    def decrypt(self, iv: bytes, data: Buffer, /) -> bytes:
+        if _whole_blocks(iv, data) and self._decrypting.acquire(blocking=False):
+            try:
+                return self._decryptor.update(iv + data)[BLOCK:]
+            finally:
+                self._decrypting.release()
+        return _run(Cipher(self._algorithm, modes.CBC(iv)).decryptor(), data)
+
+
+def _whole_blocks(iv: bytes, data: Buffer) -> bool:
+    """A message the chained contexts take: bytes, a block's IV, whole blocks, not empty."""
+    return type(data) is bytes and len(iv) == BLOCK and len(data) % BLOCK == 0 and len(data) > 0
+
+
+class AesCtr:
+    """``ctr(aes)``: a fresh OpenSSL context per message (its IV is the whole counter)."""
 
     def setkey(self, key: bytes, /) -> None:
         self._algorithm = _aes(key)
 
     def encrypt(self, iv: bytes, data: Buffer, /) -> bytes:
-        return _run(Cipher(self._algorithm, self._mode(iv)).encryptor(), data)
+        return _run(Cipher(self._algorithm, modes.CTR(iv)).encryptor(), data)
 
-    def decrypt(self, iv: bytes, data: Buffer, /) -> bytes:
-        return _run(Cipher(self._algorithm, self._mode(iv)).decryptor(), data)
+    decrypt = encrypt  # CTR's decryption is its encryption
 
 
 class AesXts:
@@ -134,8 +176,8 @@ def _openssl(name: str, driver: str, create: Callable[[], object]) -> Algorithm:
 ALGORITHMS = (
     _openssl("aes", "aes-openssl", AesBlock),
     _openssl("ecb(aes)", "ecb-aes-openssl", AesEcb),
-    _openssl("cbc(aes)", "cbc-aes-openssl", lambda: AesMode(modes.CBC)),
-    _openssl("ctr(aes)", "ctr-aes-openssl", lambda: AesMode(modes.CTR)),
+    _openssl("cbc(aes)", "cbc-aes-openssl", AesCbc),
+    _openssl("ctr(aes)", "ctr-aes-openssl", AesCtr),
     _openssl("xts(aes)", "xts-aes-openssl", AesXts),
     _openssl("chacha20", "chacha20-openssl", ChaCha20),
     record("xchacha20", "xchacha20-openssl", XChaCha20, provider="openssl", priority=PRIORITY_PURE),
