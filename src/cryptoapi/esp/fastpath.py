@@ -1,6 +1,6 @@
 """The per-SA fast path of the ESP data path: what every packet of a tunnel-mode SA with a
-counter IV repeats, done once when the SA's state is made, and the per-packet work in two
-flat functions (RFC 4303 §3.3 and §3.4, RFC 4301 §5.1.2, RFC 3948 §2).
+counter or a random IV repeats, done once when the SA's state is made, and the per-packet
+work in two flat functions (RFC 4303 §3.3 and §3.4, RFC 4301 §5.1.2, RFC 3948 §2).
 
 Per SA (:class:`FastSa`, as Linux keeps ``x->type``, ``x->props`` and ``x->outer_mode`` on
 the state): the AEAD's own native call and its nonce prefix (the salt, RFC 4106 §4,
@@ -10,13 +10,17 @@ esp_native`), else the transform's checked ``encrypt``/``decrypt``; the AAD as a
 trailers by payload length modulo the alignment (§2.4), for an inner IPv4 and IPv6
 packet; and the outer IPv4 header's constant part of the checksum (RFC 1624's
 incremental form) with the ESP-in-UDP ports (RFC 3948 §2.1). One ``struct`` call then
-writes the outer IPv4 header, the UDP header, SPI, sequence number and IV of a packet.
+writes the outer IPv4 header, the UDP header, SPI, sequence number and IV of a packet. The
+IV is the sequence number xored with the salt for the counter modes, as the readable path
+makes it, or the SA's random one (``EspCrypto.iv``, CBC: RFC 3602 §3), whose
+encrypt-then-MAC ``seal`` and ``open`` are the transform's checked calls.
 
 The readable path (:mod:`~cryptoapi.esp.encap`, :mod:`~cryptoapi.esp.tunnel`) stays the
 reference: these functions make the same bytes and refuse the same packets, under the same
 counter names (``tests/esp/test_fastpath.py`` runs both on every transform). Anything else
-(transport mode, CBC or NULL IVs) has no :class:`FastSa` and takes the readable path, and so
-does ``Datapath.output`` for an IPv6 outer header (``output_esp`` and input take any). The data path
+(transport mode, NULL encryption's empty IV) has no :class:`FastSa` and takes the readable
+path, and so does ``Datapath.output`` for an IPv6 outer header (``output_esp`` and input
+take any). The data path
 keeps the sequence numbers, floors, lifetimes and SPD checks; these functions do one
 packet's framing and cryptography and nothing else.
 """
@@ -42,10 +46,10 @@ from cryptoapi.esp.replay import ReplayWindow
 
 COUNTER_IV = 8
 """The IV of every counter mode ESP uses (RFC 3686 §3.1, 4106 §3.1, 4309 §3.1, 4543 §3.1,
-7634 §2): the fast path frames only these."""
-_RAW = struct.Struct(">BBHHHBBH8s4sIQ")  # outer IPv4 header, then SPI, sequence, IV
-_UDP = struct.Struct(">BBHHHBBH8sHHHH4sIQ")  # ... with the UDP header between (RFC 3948)
-_ESP = struct.Struct(">4sIQ")  # SPI, sequence number (low 32 bits), IV
+7634 §2)."""
+_RAW = ">BBHHHBBH8s4sI{}s"  # outer IPv4 header, then SPI, sequence, IV (of its length)
+_UDP = ">BBHHHBBH8sHHHH4sI{}s"  # ... with the UDP header between (RFC 3948)
+_ESP = ">4sI{}s"  # SPI, sequence number (low 32 bits), IV
 
 Call = Callable[[bytes, bytes, bytes], bytes]
 
@@ -54,9 +58,9 @@ class FastSa:
     """What every packet of one SA repeats (see the module doc); read-only once made."""
 
     __slots__ = (
-        "aad_len", "aad_spi", "addresses", "align", "df", "dport", "forged", "head", "icvlen",
-        "ipv4", "open", "outbound", "prefix", "proto", "seal", "spi", "sport", "tos_mask",
-        "trailers", "words",
+        "aad_len", "aad_spi", "addresses", "align", "df", "dport", "esp", "forged", "head",
+        "icvlen", "ipv4", "open", "outbound", "prefix", "proto", "random_iv", "raw", "seal",
+        "spi", "sport", "tos_mask", "trailers", "udp", "words",
     )  # fmt: skip
 
     def __init__(
@@ -83,7 +87,12 @@ class FastSa:
         self.aad_len = 12 if esn else 8  # SPI || (high ||) low bits (RFC 4303 §2.2.1)
         self.icvlen = crypto.icvlen
         self.align = align = crypto.align
-        self.head = ESP_HEADER + COUNTER_IV
+        self.head = ESP_HEADER + crypto.ivlen
+        self.random_iv = None if crypto.counter_iv else crypto.iv
+        """None: the IV is the sequence number xored with the salt; else where IVs come from."""
+        self.raw, self.udp, self.esp = (
+            struct.Struct(layout.format(crypto.ivlen)) for layout in (_RAW, _UDP, _ESP)
+        )
         self.trailers = (_trailers(align, IPPROTO_IPV6), _trailers(align, IPPROTO_IPIP))
         self.ipv4 = family == AF_INET
         self.addresses = src + dst
@@ -96,9 +105,9 @@ class FastSa:
 
 
 def serves(crypto: EspCrypto, *, tunnel: bool) -> bool:
-    """Whether an SA takes the fast path: tunnel mode with the 8-byte counter IV (transport
-    mode, CBC's random IVs and NULL's none take the readable path)."""
-    return tunnel and crypto.counter_iv and crypto.ivlen == COUNTER_IV
+    """Whether an SA takes the fast path: tunnel mode with the 8-byte counter IV or a random
+    one (transport mode and NULL encryption, which has no IV, take the readable path)."""
+    return tunnel and (crypto.ivlen == COUNTER_IV if crypto.counter_iv else crypto.ivlen > 0)
 
 
 def _trailers(align: int, next_header: int) -> tuple[bytes, ...]:
@@ -115,14 +124,14 @@ def seal(fast: FastSa, seq: int, salt: int, packet: bytes, flow: Flow, *, ident:
     Flat on purpose: one frame per packet for framing, IV, AAD and headers."""
     size = len(packet)
     trailer = fast.trailers[flow.header == IPV4_HEADER][size % fast.align]
-    iv = seq ^ salt
+    iv = (seq ^ salt).to_bytes(8, "big") if fast.random_iv is None else fast.random_iv()
     sealed = fast.seal(
-        fast.prefix + iv.to_bytes(8, "big"),
+        fast.prefix + iv,
         packet + trailer,
         (fast.aad_spi | seq).to_bytes(fast.aad_len, "big"),
     )
     if ident < 0:
-        return _ESP.pack(fast.spi, seq & 0xFFFFFFFF, iv) + sealed
+        return fast.esp.pack(fast.spi, seq & 0xFFFFFFFF, iv) + sealed
     tos = flow.tos & fast.tos_mask
     flags = fast.df if flow.df else 0
     ident &= 0xFFFF
@@ -132,12 +141,12 @@ def seal(fast: FastSa, seq: int, salt: int, packet: bytes, flow: Flow, *, ident:
     words = (words & 0xFFFF) + (words >> 16)
     words = (words & 0xFFFF) + (words >> 16)
     if fast.dport:
-        return _UDP.pack(
+        return fast.udp.pack(
             0x45, tos, total, ident, flags, flow.ttl, IPPROTO_UDP, 0xFFFF - words,
             fast.addresses, fast.sport, fast.dport, UDP_HEADER + length, 0,
             fast.spi, seq & 0xFFFFFFFF, iv,
         ) + sealed  # fmt: skip
-    return _RAW.pack(
+    return fast.raw.pack(
         0x45, tos, total, ident, flags, flow.ttl, IPPROTO_ESP, 0xFFFF - words,
         fast.addresses, fast.spi, seq & 0xFFFFFFFF, iv,
     ) + sealed  # fmt: skip
