@@ -2,7 +2,11 @@
 keyd's dump, a Datapath over it, its usage reports sent to keyd), with the peer of a
 :func:`~tests.esp.pair.build_pair` that decrypts every packet."""
 
+import contextlib
 import struct
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from cryptoapi.esp import Datapath
 from cryptoapi.esp.espd.mirror import Mirror
@@ -11,7 +15,9 @@ from cryptoapi.pfkey import IpsecDir, IpsecMode, KeyManager, Message, MsgType, S
 from cryptoapi.pfkey.daemon.client import PfkeyClient, fields
 from tests.esp import sas
 from tests.esp.conftest import udp_packet
-from tests.esp.pair import Pair
+from tests.esp.pair import Pair, build_pair
+from tests.ha.keyds import client, keyd
+from tests.pfkey.keyd import short_dir
 
 
 def load(pfkey: PfkeyClient, pair: Pair) -> None:
@@ -81,3 +87,29 @@ class Gateway:
     def _report(self, data: bytes) -> bool:
         assert fields(self.pfkey.request(data)[0])[1] == 0
         return True
+
+
+@dataclass
+class Duo:
+    """Two keyds on one database, ``a`` active (``first``) and ``b`` standing by
+    (``second``), their sockets in ``where``; the pair whose SAs ``a`` holds, and gateway A
+    following it."""
+
+    where: str
+    first: subprocess.Popen[bytes]
+    second: subprocess.Popen[bytes]
+    pair: Pair
+    a: Gateway
+
+
+@contextlib.contextmanager
+def active_and_standby(database: str) -> Iterator[Duo]:
+    """A :class:`Duo` on ``database``, an AES-GCM tunnel-mode pair given to keyd ``a``."""
+    pair = build_pair("aes-gcm-16", IpsecMode.TUNNEL)
+    with (
+        short_dir() as where,
+        keyd(where, "a", database) as first,
+        keyd(where, "b", database, "--standby") as second,
+    ):
+        load(client(where, "a"), pair)
+        yield Duo(where, first, second, pair, Gateway(client(where, "a")))

@@ -7,24 +7,16 @@ unreported (keyd takes a report as a total)."""
 from cryptoapi.esp.espd.follower import Follower
 from cryptoapi.esp.espd.mirror import Mirror
 from cryptoapi.esp.espd.role import KeydRole
-from cryptoapi.pfkey import IpsecMode, KeyManager
+from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.daemon.checkpoint import MARGIN, PACKET_MARGIN
-from tests.esp.pair import build_pair
-from tests.ha.gateways import Gateway, load
-from tests.ha.keyds import client, keyd, kill9, packets, role, sequences, wait_for
-from tests.pfkey.keyd import short_dir
+from tests.ha.gateways import Gateway, active_and_standby
+from tests.ha.keyds import client, kill9, packets, role, sequences, wait_for
 
 
 def test_a_standby_espd_carries_nothing_until_its_keyd_is_active(database):
-    pair = build_pair("aes-gcm-16", IpsecMode.TUNNEL)
-    outbound = pair.link.outbound.spi
-    with (
-        short_dir() as where,
-        keyd(where, "a", database) as first,
-        keyd(where, "b", database, "--standby"),
-    ):
-        load(client(where, "a"), pair)
-        a = Gateway(client(where, "a"))
+    with active_and_standby(database) as duo:
+        where, pair, a = duo.where, duo.pair, duo.a
+        outbound = pair.link.outbound.spi
         before = a.send(pair, 20)
         a.checkpoint()
         wait_for(lambda: sequences(client(where, "b")).get(outbound) == 20)
@@ -35,7 +27,7 @@ def test_a_standby_espd_carries_nothing_until_its_keyd_is_active(database):
         standby.poll()
         assert (standby.role, standby.carrying) == ("standby", False)
         assert len(key_manager.sad) == 2  # followed, ready
-        kill9(first)
+        kill9(duo.first)
         wait_for(lambda: role(where, "b") == "active")
         standby.poll()
         assert (standby.role, standby.carrying, standby.activations) == ("active", True, 1)

@@ -7,29 +7,20 @@ that SA's replay window there: a packet A accepted, replayed to B, is refused; t
 next one is taken. The counts go on from A's, raised by what A may have carried after its
 last report (never under-counted)."""
 
-from cryptoapi.pfkey import IpsecMode
 from cryptoapi.pfkey.daemon.checkpoint import BYTE_MARGIN, PACKET_MARGIN
-from tests.esp.pair import build_pair
-from tests.ha.gateways import Gateway, load
-from tests.ha.keyds import client, keyd, kill9, packets, role, wait_for
-from tests.pfkey.keyd import short_dir
+from tests.ha.gateways import Gateway, active_and_standby
+from tests.ha.keyds import client, kill9, packets, role, wait_for
 
 
 def test_the_new_active_refuses_what_the_old_one_received_and_counts_it(database):
-    pair = build_pair("aes-gcm-16", IpsecMode.TUNNEL)
-    inbound = pair.link.inbound.spi
-    with (
-        short_dir() as where,
-        keyd(where, "a", database) as first,
-        keyd(where, "b", database, "--standby"),
-    ):
-        load(client(where, "a"), pair)
-        a = Gateway(client(where, "a"))
+    with active_and_standby(database) as duo:
+        where, pair, a = duo.where, duo.pair, duo.a
+        inbound = pair.link.inbound.spi
         taken = a.receive(pair, 30)
         assert a.checkpoint() == 1  # the inbound SA moved
         a.receive(pair, 10)  # not reported: keyd A dies first
         wait_for(lambda: packets(client(where, "b")).get(inbound) == 30)
-        kill9(first)
+        kill9(duo.first)
         wait_for(lambda: role(where, "b") == "active")
         b = Gateway(client(where, "b"))
         for replayed in (taken[0], taken[-1]):  # below and at the checkpoint: refused

@@ -9,31 +9,22 @@ number it sends is above every number A sent, and the peer's replay window takes
 all. A second takeover before any report raises the checkpoint again (the jumps
 accumulate)."""
 
-from cryptoapi.pfkey import IpsecMode
 from cryptoapi.pfkey.daemon.checkpoint import MARGIN
-from tests.esp.pair import build_pair
-from tests.ha.gateways import Gateway, load
+from tests.ha.gateways import Gateway, active_and_standby
 from tests.ha.keyds import client, keyd, kill9, role, sequences, wait_for
-from tests.pfkey.keyd import short_dir
 
 
 def test_no_sequence_number_is_sent_twice_across_takeovers(database):
-    pair = build_pair("aes-gcm-16", IpsecMode.TUNNEL)
-    outbound = pair.link.outbound.spi
-    with (
-        short_dir() as where,
-        keyd(where, "a", database) as first,
-        keyd(where, "b", database, "--standby") as second,
-    ):
-        load(client(where, "a"), pair)
-        a = Gateway(client(where, "a"))
+    with active_and_standby(database) as duo:
+        where, pair, a, second = duo.where, duo.pair, duo.a, duo.second
+        outbound = pair.link.outbound.spi
         before = a.send(pair, 40)
         assert a.checkpoint() == 1  # the outbound SA moved (the inbound one did not)
         checkpoint = sequences(client(where, "a"))[outbound]
         assert checkpoint == 40
         before += a.send(pair, 25)  # not reported: keyd A dies first
         wait_for(lambda: sequences(client(where, "b")).get(outbound) == checkpoint)
-        kill9(first)
+        kill9(duo.first)
         wait_for(lambda: role(where, "b") == "active")
         assert sequences(client(where, "b"))[outbound] == checkpoint + MARGIN
         with keyd(where, "c", database, "--standby") as third:
