@@ -2,7 +2,9 @@
 UDP between two sockets of this host, and a SOCK_SEQPACKET pair standing for the TUN)."""
 
 import contextlib
+import os
 import socket
+import struct
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -84,6 +86,46 @@ def test_without_offload_a_socket_takes_one_datagram_per_call():
         sender.send_segments(datagrams(socket.AF_INET, "127.0.0.1", sender.port, esp.port, SIZES))
         got = [gro_receive(esp) for _ in SIZES]
         assert [len(r.payload) for r in got] == SIZES and {r.segment for r in got} == {0}
+
+
+def ip_header(length: int, protocol: int) -> bytes:
+    """An IPv4 header from 127.0.0.1 to itself (the kernel fills the id and checksum)."""
+    loopback = socket.inet_aton("127.0.0.1")
+    return struct.pack("!BBHHHBBH4s4s", 0x45, 0, length, 0, 0, 64, protocol, 0, loopback, loopback)
+
+
+def refused_by_protocol(icmp: socket.socket, spi: bytes) -> int:
+    """How many ICMP protocol-unreachable messages waiting on ``icmp`` quote ESP of ``spi``."""
+    count = 0
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            message = icmp.recv(65535)
+            unreachable = message[20:22] == bytes([3, 2])  # type 3 code 2 (RFC 792)
+            count += unreachable and message[28 + 20 : 28 + 24] == spi
+    return count
+
+
+def test_a_raw_socket_holds_a_burst_without_the_host_refusing_the_protocol():
+    """A burst of 300 full-size ESP packets waits whole on a raw socket nobody reads yet:
+    with the default buffer (about 90 packets) Linux drops the rest and answers each with
+    ICMP protocol unreachable, as if no ESP endpoint were there."""
+    spi = os.urandom(4)
+    with contextlib.ExitStack() as stack:
+        try:
+            esp = stack.enter_context(EspSocket(socket.AF_INET, raw=True))
+            icmp = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))
+            sender = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_RAW, 255))
+        except PermissionError as error:
+            pytest.skip(f"raw sockets need CAP_NET_RAW: {error}")
+        icmp.setblocking(False)
+        packets = [spi + n.to_bytes(4, "big") + bytes(1392) for n in range(1, 301)]
+        for packet in packets:
+            sender.sendto(ip_header(20 + len(packet), 50) + packet, ("127.0.0.1", 0))
+        taken = []
+        while (got := esp.receive()) is not None:
+            taken += [got.payload] if got.payload[:4] == spi else []
+        assert refused_by_protocol(icmp, spi) == 0
+        assert taken == packets
 
 
 class LoopbackPath:

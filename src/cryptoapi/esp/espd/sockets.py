@@ -16,6 +16,13 @@ Path MTU discovery is off (``IP_PMTUDISC_DONT``): an ESP packet larger than the 
 fragmented by the kernel rather than refused with EMSGSIZE (RFC 4303 §3.3.5 lets the outer
 packet be fragmented).
 
+Every socket asks for a receive buffer of :data:`RECEIVE_BUFFER` bytes (``SO_RCVBUFFORCE``
+as root, else ``SO_RCVBUF`` within ``net.core.rmem_max``), as wireguard-go does: the
+default (``rmem_default``, about 200 KB) holds some 90 full-size packets, one burst of a
+TCP window, and a packet that finds the buffer full is lost. For raw ESP it is worse than
+lost: Linux (6.x ``raw_v4_input``) skips a raw socket whose buffer is full, and with no
+other taker the host answers the peer with ICMP protocol unreachable.
+
 Offloads (UDP only, unless ``offload=False``; Linux ``net/ipv4/udp.c``, ``udp_offload.c``):
 
 - GRO (``UDP_GRO``, ``setsockopt(SOL_UDP, UDP_GRO, 1)``): the kernel may hand one
@@ -57,6 +64,9 @@ MAX_DATAGRAM = 65535
 SOL_UDP = 17
 UDP_SEGMENT = 103  # <linux/udp.h>
 UDP_GRO = 104
+SO_RCVBUFFORCE = 33  # <asm-generic/socket.h>; Python exports it from 3.12 only
+RECEIVE_BUFFER = 4 << 20
+"""Bytes of receive buffer each ESP socket asks for (the kernel doubles it for overhead)."""
 GSO_MAX_SEGMENTS = 64
 """Datagrams per ``UDP_SEGMENT`` send: ``UDP_MAX_SEGMENTS`` of the kernels that allow fewest."""
 GSO_MAX_BYTES = 0xFFFF - 20 - 8
@@ -219,6 +229,15 @@ def _turn_on(sock: socket.socket, option: int, value: int) -> bool:
     return True
 
 
+def _grow_receive_buffer(sock: socket.socket) -> None:
+    """Ask for :data:`RECEIVE_BUFFER` bytes of receive buffer: past ``rmem_max`` where the
+    process may (CAP_NET_ADMIN), else as much as ``rmem_max`` allows."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
+    except PermissionError:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+
+
 def _open(family: int, raw: bool, port: int) -> socket.socket:
     kind, proto = (socket.SOCK_RAW, IPPROTO_ESP) if raw else (socket.SOCK_DGRAM, 0)
     sock = socket.socket(family, kind | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC, proto)
@@ -231,6 +250,7 @@ def _open(family: int, raw: bool, port: int) -> socket.socket:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVPKTINFO, 1)
             sock.setsockopt(socket.IPPROTO_IPV6, IPV6_MTU_DISCOVER, PMTUDISC_DONT)
+        _grow_receive_buffer(sock)
         if not raw:
             sock.bind(("0.0.0.0" if family == socket.AF_INET else "::", port))
     except BaseException:
