@@ -125,7 +125,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--udp-rates",
-        default="250M 500M 750M 1000M",
+        default="500M 750M 1000M 1250M 1500M",
         metavar="RATES",
         help="UDP runs at these offered rates, both sides ('' for none)",
     )

@@ -289,6 +289,47 @@ def test_runs_of_one_flow_stop_at_each_limit_as_packets_one_by_one_do(soft, hard
     assert_same(usage(fast), usage(reference), "counters, usage and notices")
 
 
+def one_flow_with_header_changes(pair, version):
+    """Packets of one flow (the same addresses, protocol and ports) whose other header
+    fields change along the batch: lengths and IPv4 identifications alone (as in the
+    segments of one TSO super-segment), then TTL or hop limit, TOS or traffic class, DF,
+    and last a stated length that is not the packet's, which the readable path drops."""
+    base = [inner_packets(pair)[k] for k in (8, 9, 8, 9)]  # two lengths, one flow (sport)
+    edits = [(8 if version == 4 else 7, 3), (1, 0x20)] + ([(6, 0x40)] if version == 4 else [])
+    packets = []
+    for n, packet in enumerate(base):
+        changed = bytearray(packet)
+        if version == 4:
+            changed[4:6] = n.to_bytes(2, "big")  # a new identification, the run goes on
+        packets.append(bytes(changed))
+    for at, value in edits:
+        changed = bytearray(packets[-1])
+        changed[at] ^= value
+        packets += [bytes(changed)] * 2
+    short = bytearray(packets[-1])
+    short[3 if version == 4 else 5] ^= 1  # a length that disagrees: the readable path drops
+    return [*packets, bytes(short), packets[0]]
+
+
+@pytest.mark.parametrize("version", [4, 6])
+def test_a_run_of_one_flow_ends_where_any_header_field_the_seal_reads_changes(version):
+    """output_many takes a run of one flow's packets by the first one's header; whatever
+    changes along the batch, it must give the bytes output_esp gives one by one, and drop
+    the packet whose length disagrees with its header as the readable path does."""
+    fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, version, False, 4500)
+    results = {}
+    for twin in (fast, reference):
+        packets = one_flow_with_header_changes(twin.pair, version)
+        local = twin.pair.local
+        if twin.fast:  # the first packet plans the flow; then the batch
+            results[True] = local.output_esp(packets[0]) + local.output_many(packets[1:])
+        else:
+            results[False] = [o for p in packets for o in local.output_esp(p)]
+    assert_same(results[True], results[False], "one flow, changing headers")
+    assert len(results[True]) == len(one_flow_with_header_changes(fast.pair, version)) - 1
+    assert_same(usage(fast), usage(reference), "counters and state")
+
+
 @pytest.mark.parametrize(
     "hard", [Lifetime(3, allocations=12), Lifetime(3, nbytes=3_000)], ids=["packets", "bytes"]
 )
@@ -373,6 +414,35 @@ def test_authentic_but_malformed_packets_agree(transform):
         results[twin.fast] = [pair.local.input(p) for p in packets]
     assert_same(results[True], results[False], "malformed packets")
     assert results[True] == [None] * 4 + [inner_packets(fast.pair, reverse=True)[4], None]
+    assert_same(usage(fast), usage(reference), "counters and windows")
+
+
+def test_an_inbound_run_lets_a_flow_through_only_as_its_next_header_and_length_say():
+    """input_many lets a run's packets through on the verdict of the last one of their
+    flow: a dummy or a wrong next header with the same inner bytes, or an inner packet whose
+    stated length is not its own, is still discarded or dropped as input_esp one by one."""
+    fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, None)
+    results = {}
+    for twin in (fast, reference):
+        pair = twin.pair
+        inner = inner_packets(pair, reverse=True)[4]  # 61 bytes: 1 byte of padding
+        lying = bytearray(inner)
+        lying[3] ^= 2  # a stated length that is not the packet's
+        good, dummy, ipv6 = b"\x01\x01\x04", b"\x01\x01\x3b", b"\x01\x01\x29"
+        sent = [(inner, good)] * 2 + [(inner, dummy), (inner, ipv6), (inner, good)]
+        sent += [(bytes(lying), good), (inner, good)]
+        packets = [crafted(twin, n, data, trailer) for n, (data, trailer) in enumerate(sent, 1)]
+        first = pair.local.input(packets[0])  # plans the flow's verdict, starts the SA's use
+        src, dst = packets[0][12:16], packets[0][16:20]
+        payloads = [packet[ip.IPV4_HEADER :] for packet in packets[1:]]
+        if twin.fast:
+            rest = pair.local.input_many(payloads, src, dst, udp=False)
+        else:
+            each = (pair.local.input_esp(p, src, dst, udp=False) for p in payloads)
+            rest = [got for got in each if got is not None]
+        results[twin.fast] = [first, *rest]
+    assert_same(results[True], results[False], "one flow's run with dummies and lies")
+    assert results[True] == [inner_packets(fast.pair, reverse=True)[4]] * 4
     assert_same(usage(fast), usage(reference), "counters and windows")
 
 

@@ -131,24 +131,46 @@ _NO_POLICY = _Plan(PolicyType.NONE, None, None, None)  # as _BYPASS, but logged:
 _DISCARD = _Plan(PolicyType.DISCARD, None, None, None)
 
 
-def _same_flow(
-    packets: Sequence[bytes], start: int, flow: Flow, room: float
-) -> tuple[list[Flow], int]:
-    """The flows of ``packets[start]`` (whose flow is ``flow``) and of the packets after it
-    with the same flow key, fewer than ``room`` in all (the packet that reaches a packet
-    limit takes the readable path); and their bytes."""
+def _same_flow(packets: Sequence[bytes], start: int, room: float) -> tuple[int, int]:
+    """How many of ``packets[start]`` (a whole packet whose flow was read) and the packets
+    after it have the same flow (:func:`_flow_parts`), fewer than ``room`` in all (the packet
+    that reaches a packet limit takes the readable path); and their bytes."""
     most = int(min(len(packets) - start, room - 1))
     if most < 1:
-        return [], 0
-    key = flow[:6]
-    flows, total = [flow], len(packets[start])
+        return 0, 0
+    first = packets[start]
+    (a, b, one), (c, d, two), (e, f, three), length_at, extra = _flow_parts(first)
+    count, total = 1, len(first)
     for packet in packets[start + 1 : start + most]:
-        following = ip.flow(packet)
-        if following is None or following[:6] != key:
+        size = len(packet)
+        if (
+            packet[e:f] != three
+            or packet[c:d] != two
+            or packet[a:b] != one
+            or (packet[length_at] << 8 | packet[length_at + 1]) + extra != size
+        ):
             break
-        flows.append(following)
-        total += len(packet)
-    return flows, total
+        count += 1
+        total += size
+    return count, total
+
+
+_Part = tuple[int, int, bytes]
+_NO_PARTS = ((0, 1, b"none"), (0, 0, b""), (0, 0, b""), 0, 0)  # no packet has these
+
+
+def _flow_parts(packet: bytes) -> tuple[_Part, _Part, _Part, int, int]:
+    """The header of ``packet``, a whole IP packet whose flow :func:`ip.flow` read, in three
+    parts (start, end, bytes) but for its length, IPv4 identification and checksum; where
+    the length is, and what it leaves out. A packet whose parts are these bytes and whose
+    stated length is its own has the same flow, as each segment of one TSO super-segment
+    has: ``ip.flow`` reads no other field, so the comparison costs no parse."""
+    if packet[0] == 0x45:  # version and TOS; flags, offset, TTL, protocol; addresses, ports
+        spans, length_at, extra = ((0, 2), (6, 10), (12, ip.IPV4_HEADER + 4)), 2, 0
+    else:  # IPv6's first word; next header, hop limit, addresses, ports; (nothing)
+        spans, length_at, extra = ((0, 4), (6, ip.IPV6_HEADER + 4), (0, 0)), 4, ip.IPV6_HEADER
+    (a, b), (c, d), (e, f) = spans
+    return (a, b, packet[a:b]), (c, d, packet[c:d]), (e, f, packet[e:f]), length_at, extra
 
 
 class Datapath:
@@ -286,27 +308,24 @@ class Datapath:
         sa = state.sa
         if sa.state not in USABLE or not sa.used:
             return None
-        flows, total = _same_flow(packets, start, flow, state.limit_packets - sa.allocations)
-        while flows and sa.nbytes + total >= state.limit_bytes:  # the limit's packet: readable
-            total -= len(packets[start + len(flows) - 1])
-            flows.pop()
-        if not flows:
+        count, total = _same_flow(packets, start, state.limit_packets - sa.allocations)
+        while count and sa.nbytes + total >= state.limit_bytes:  # the limit's packet: readable
+            count -= 1
+            total -= len(packets[start + count])
+        if not count:
             return None
-        count = len(flows)
         with state.lock:  # as in _protect; the floor moves on the readable path
             seq = state.seq + 1
             if seq + count - 1 > state.seq_limit:
                 return None
             state.seq = seq + count - 1
         esps = []
-        for number, inner in enumerate(flows):
+        for number in range(count):
             ident = -1
             if outer:
                 ident = self._ident = self._ident + 1
             packet = packets[start + number]
-            esps.append(
-                fastpath.seal(fast, seq + number, state.iv_salt, packet, inner, ident=ident)
-            )
+            esps.append(fastpath.seal(fast, seq + number, state.iv_salt, packet, flow, ident=ident))
         sa.nbytes += total
         sa.allocations += count
         self._counters["EspOutPackets"] += count
@@ -541,6 +560,8 @@ class Datapath:
             return 0
         spi, taken, nbytes = esp[:4], 0, 0
         verdicts, expected = self._in_verdicts, (IPPROTO_IPIP, IPPROTO_IPV6)
+        (a, b, one), (c, d, two), (e, f, three), length_at, extra = _NO_PARTS
+        passed = -1  # the next header of the last packet let through
         for esp in payloads[start:]:
             if (
                 esp[:4] != spi
@@ -550,8 +571,18 @@ class Datapath:
             ):
                 break
             payload, next_header = opened
+            size = len(payload)
             taken += 1
-            nbytes += len(payload)
+            nbytes += size
+            if (  # the flow of the last packet let through, whose verdict holds (_same_flow)
+                next_header == passed
+                and payload[e:f] == three
+                and payload[c:d] == two
+                and payload[a:b] == one
+                and (payload[length_at] << 8 | payload[length_at + 1]) + extra == size
+            ):
+                inners.append(payload)
+                continue
             flow = ip.flow(payload)
             if next_header == IPPROTO_NONE:  # RFC 4303 §2.6: a dummy packet, discarded
                 self._count("EspInDummy")
@@ -561,6 +592,8 @@ class Datapath:
                 and verdicts.get((flow[:6], id(state))) == ""
             ):
                 inners.append(payload)
+                (a, b, one), (c, d, two), (e, f, three), length_at, extra = _flow_parts(payload)
+                passed = next_header
             elif (inner := self._decapsulated(state, payload, next_header, tos)) is not None:
                 inners.append(inner)
         sa.nbytes += nbytes
