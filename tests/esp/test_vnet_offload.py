@@ -198,6 +198,16 @@ def test_a_run_ends_where_the_flow_does_not_continue():
     assert [f.packets for f in gro.coalesce([a[0], jumped])] == [1, 1]
     syn = changed(a[0], TCP, flags="SA")
     assert [f.packets for f in gro.coalesce([syn, a[1]])] == [1, 1]
+    for field, value in (("window", 1), ("ack", 1), ("dataofs", 6), ("seq", 1)):
+        other = changed(a[1], TCP, **{field: value})  # as Linux tcp_gro_receive: a flush
+        assert [f.packets for f in gro.coalesce([a[0], other])] == [1, 1], field
+    for field, value in (("ttl", 1), ("tos", 4), ("flags", 0)):  # DF off
+        other = changed(a[1], IP, **{field: value})
+        assert [f.packets for f in gro.coalesce([a[0], other])] == [1, 1], field
+    lying = bytearray(a[1])
+    lying[3] ^= 1  # a stated length that is not the packet's
+    assert [f.packets for f in gro.coalesce([a[0], bytes(lying)])] == [1, 1]
+    assert [f.packets for f in gro.coalesce(a)] == [4]
 
 
 @pytest.mark.parametrize(("last", "flags"), [(200, "A"), (MSS, "PA")])

@@ -7,8 +7,8 @@ first segment's payload, and the TCP checksum is left partial. The kernel takes 
 packet and delivers it, or forwards it and cuts it again, as one from a NIC's GRO.
 The rules are those of Linux ``tcp_gro_receive``:
 
-- the same addresses, ports, ack number, header length and TCP options; the same IPv4
-  TOS, TTL and DF (IPv6: the first word and hop limit); flags ACK or ACK|PSH only;
+- the same addresses, ports, ack number, header length, window and TCP options; the same
+  IPv4 TOS, TTL and DF (IPv6: the first word and hop limit); flags ACK or ACK|PSH only;
 - each sequence number follows on from the bytes before, and IPv4 identifications go up
   by one;
 - every segment but the last carries ``gso_size`` bytes and the last at most that; a PSH
@@ -26,7 +26,7 @@ packet that is not coalesced is written plain and verified by the kernel as befo
 """
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from cryptoapi.esp import ip
@@ -53,129 +53,117 @@ _V4_TCP = struct.Struct(">BBHHHBBH8sHHIIBB")
 """An IPv4 header without options, then the TCP header's first 14 bytes."""
 _V6_TCP = struct.Struct(">IHBB32sHHIIBB")
 """An IPv6 header, then the TCP header's first 14 bytes."""
+_SEGMENT_FLAGS = (ip.TCP_ACK, ip.TCP_ACK | ip.TCP_PSH)
 
 
-class _Segment(NamedTuple):
-    """A TCP segment that may join a run, and what deciding so needs."""
-
-    packet: bytes
-    key: tuple[object, ...]  # what every segment of a run has the same
-    seq: int
-    ident: int  # IPv4 identification (0 for IPv6)
-    start: int  # where the TCP header starts
-    end: int  # where the payload starts
-    push: bool
-
-
-class _Run:
-    """Segments that continue one another, and what the next one must be."""
-
-    __slots__ = ("ident", "key", "next_seq", "open", "segments", "size", "total", "v4")
-
-    def __init__(self, first: _Segment) -> None:
-        self.segments = [first]
-        self.key = first.key
-        self.v4 = first.start == ip.IPV4_HEADER
-        self.size = len(first.packet) - first.end  # gso_size: each but the last this long
-        self.total = len(first.packet)
-        self.next_seq = (first.seq + self.size) & 0xFFFFFFFF
-        self.ident = first.ident
-        self.open = not first.push
-
-    def take(self, segment: _Segment) -> bool:
-        """Add ``segment`` if it continues the run (see the module doc); whether it did."""
-        size = len(segment.packet) - segment.end
-        if not (
-            self.open
-            and segment.seq == self.next_seq
-            and segment.key == self.key
-            and size <= self.size
-            and self.total + size <= MAX_PACKET
-            and (not self.v4 or segment.ident == (self.ident + 1) & 0xFFFF)
-        ):
-            return False
-        self.segments.append(segment)
-        self.total += size
-        self.next_seq = (segment.seq + size) & 0xFFFFFFFF
-        self.ident = segment.ident
-        self.open = size == self.size and not segment.push
-        return True
-
-
-def coalesce(packets: Iterable[bytes]) -> list[Frame]:
+def coalesce(packets: Sequence[bytes]) -> list[Frame]:
     """The writes that deliver ``packets``, in order (see the module doc)."""
     frames: list[Frame] = []
-    run: _Run | None = None
-    for packet in packets:
-        segment = _segment(packet)
-        if segment is not None and run is not None and run.take(segment):
-            continue
-        if run is not None:
-            frames.append(_frame(run.segments))
-        if segment is None:
-            frames.append(Frame(PLAIN + packet, 1))
-            run = None
-        else:
-            run = _Run(segment)
-    if run is not None:
-        frames.append(_frame(run.segments))
+    at = 0
+    while at < len(packets):
+        taken = _run(packets, at)
+        frames.append(_frame(packets[at : at + taken]) if taken else Frame(PLAIN + packets[at], 1))
+        at += taken or 1
     return frames
 
 
-def _segment(packet: bytes) -> _Segment | None:
-    """``packet`` as a segment that may join a run, or None: not plain IP and TCP with
-    payload and flags ACK or ACK|PSH (one ``struct`` call reads what deciding needs)."""
+def _run(packets: Sequence[bytes], at: int) -> int:
+    """How many packets from ``packets[at]`` on make one run (see the module doc): 0 if
+    that one cannot start one. The first is read field by field (:func:`_opening`); each
+    next one is compared with it as bytes, but for what changes from segment to segment
+    (lengths, identification, checksums, sequence number) and the flags, which are read."""
+    first = packets[at]
+    opening = _opening(first)
+    if opening is None:
+        return 0
+    start, end, seq, ident = opening
+    size = len(first) - end  # gso_size: each segment but the last this long
+    if first[start + 13] & ip.TCP_PSH:
+        return 1
+    if start == ip.IPV4_HEADER:  # version and TOS; flags, offset, TTL, protocol; addresses
+        a, c, d, length_at, extra = 2, 10, 12, 2, 0
+    else:  # the first word; next header and hop limit; addresses
+        a, c, d, length_at, extra = 4, 8, 8, 4, ip.IPV6_HEADER
+    head, middle = first[:a], first[6:c]
+    addresses = first[d : start + 4]  # and ports
+    acked = first[start + 8 : start + 13]  # ack number and header length
+    window, options = first[start + 14 : start + 16], first[start + 20 : end]
+    taken, total, next_seq = 1, len(first), (seq + size) & 0xFFFFFFFF
+    for index in range(at + 1, len(packets)):  # (no copy of the rest: O(1) a packet)
+        packet = packets[index]
+        length = len(packet) - end
+        flags = packet[start + 13] if length > 0 else 0
+        if (
+            flags not in _SEGMENT_FLAGS
+            or length > size
+            or total + length > MAX_PACKET
+            or packet[d : start + 4] != addresses
+            or packet[start + 8 : start + 13] != acked
+            or packet[6:c] != middle
+            or packet[:a] != head
+            or packet[start + 14 : start + 16] != window
+            or (options and packet[start + 20 : end] != options)
+            or (packet[length_at] << 8 | packet[length_at + 1]) + extra != len(packet)
+            or int.from_bytes(packet[start + 4 : start + 8], "big") != next_seq
+            or (extra == 0 and packet[4] << 8 | packet[5] != (ident + taken) & 0xFFFF)
+        ):
+            break
+        taken += 1
+        total += length
+        next_seq = (next_seq + length) & 0xFFFFFFFF
+        if length < size or flags & ip.TCP_PSH:
+            break
+    return taken
+
+
+def _opening(packet: bytes) -> tuple[int, int, int, int] | None:
+    """(TCP header start, payload start, sequence number, IPv4 identification) of a packet
+    that may start a run, or None: not plain IP and TCP with payload and flags ACK or
+    ACK|PSH (one ``struct`` call reads what deciding needs)."""
     size = len(packet)
     if size < ip.IPV6_HEADER + 20:
         return None
     if packet[0] == 0x45:  # IPv4 without options
-        _, tos, total, ident, frag, ttl, proto, _, pair, sport, dport, seq, ack, offset, flags = (
-            _V4_TCP.unpack_from(packet)
+        _, _, total, ident, frag, _, proto, _, _, _, _, seq, _, offset, flags = _V4_TCP.unpack_from(
+            packet
         )
         if proto != ip.IPPROTO_TCP or frag & ~ip.DF or total != size:
             return None  # not TCP, a fragment, or a length that disagrees
         start = ip.IPV4_HEADER
-        key: tuple[object, ...] = (tos, frag, ttl, pair, sport, dport, ack, offset)
     elif packet[0] >> 4 == 6:
-        first, length, proto, hops, pair, sport, dport, seq, ack, offset, flags = (
-            _V6_TCP.unpack_from(packet)
-        )
+        _, length, proto, _, _, _, _, seq, _, offset, flags = _V6_TCP.unpack_from(packet)
         if proto != ip.IPPROTO_TCP or length + ip.IPV6_HEADER != size:
             return None
         start, ident = ip.IPV6_HEADER, 0
-        key = (first, hops, pair, sport, dport, ack, offset)
     else:
         return None
     end = start + (offset >> 4) * 4
-    if (
-        flags not in (ip.TCP_ACK, ip.TCP_ACK | ip.TCP_PSH)
-        or not start + ip.TCP_HEADER <= end < size
-    ):
+    if flags not in _SEGMENT_FLAGS or not start + ip.TCP_HEADER <= end < size:
         return None
-    if end > start + ip.TCP_HEADER:  # the options: the same in every segment of a run
-        key += (packet[start + ip.TCP_HEADER : end],)
-    return _Segment(packet, key, seq, ident, start, end, flags == ip.TCP_ACK | ip.TCP_PSH)
+    return start, end, seq, ident
 
 
-def _frame(run: list[_Segment]) -> Frame:
-    """One write for ``run``: a segment alone as it is, several as a super-segment."""
+def _frame(run: Sequence[bytes]) -> Frame:
+    """One write for ``run`` (what :func:`_run` took): a segment alone as it is, several as
+    a super-segment."""
     first = run[0]
     if len(run) == 1:
-        return Frame(PLAIN + first.packet, 1)
-    payload = b"".join(s.packet[s.end :] for s in run)
-    head = bytearray(first.packet[: first.end])
-    tcp_length = first.end - first.start + len(payload)
-    if first.start == ip.IPV4_HEADER:
-        head[2:4] = (first.end + len(payload)).to_bytes(2, "big")
+        return Frame(PLAIN + first, 1)
+    start = ip.IPV4_HEADER if first[0] == 0x45 else ip.IPV6_HEADER
+    end = start + (first[start + 12] >> 4) * 4
+    payload = b"".join([packet[end:] for packet in run])
+    head = bytearray(first[:end])
+    tcp_length = end - start + len(payload)
+    if start == ip.IPV4_HEADER:
+        head[2:4] = (end + len(payload)).to_bytes(2, "big")
         ip.with_ipv4_checksum(head)
         gso = GSO_TCPV4
     else:
         head[4:6] = tcp_length.to_bytes(2, "big")
         gso = GSO_TCPV6
-    if run[-1].push:
-        head[first.start + 13] |= ip.TCP_PSH
+    if run[-1][start + 13] & ip.TCP_PSH:
+        head[start + 13] |= ip.TCP_PSH
     partial = ip.pseudo_header_sum(head, ip.IPPROTO_TCP, tcp_length) % 0xFFFF
-    head[first.start + TCP_CHECKSUM : first.start + TCP_CHECKSUM + 2] = partial.to_bytes(2, "big")
-    size = len(first.packet) - first.end
-    vnet = VnetHeader(F_NEEDS_CSUM, gso, first.end, size, first.start, TCP_CHECKSUM)
+    head[start + TCP_CHECKSUM : start + TCP_CHECKSUM + 2] = partial.to_bytes(2, "big")
+    vnet = VnetHeader(F_NEEDS_CSUM, gso, end, len(first) - end, start, TCP_CHECKSUM)
     return Frame(vnet.pack() + head + payload, len(run))
