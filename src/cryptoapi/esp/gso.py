@@ -48,12 +48,18 @@ _LENGTH_AND_ID = struct.Struct(">HH")
 _LENGTH_AND_CHECKSUM = struct.Struct(">HH")
 
 
+def plain(frame: bytes) -> bool:
+    """Whether ``frame`` is one whole packet behind its virtio-net header: no segmentation,
+    no partial checksum (what a read brings unless the device was given offloads)."""
+    return len(frame) >= SIZE and not frame[1] and not frame[0] & F_NEEDS_CSUM
+
+
 def split(frame: bytes) -> list[bytes]:
     """The packets that ``frame``, one read from a TUN device with a virtio-net header,
     stands for: itself without the header, its checksum completed, or its segments
     (OffloadError for a frame that describes none of these)."""
-    if len(frame) >= SIZE and not frame[1] and not frame[0] & F_NEEDS_CSUM:
-        return [frame[SIZE:]]  # a plain packet, the common case
+    if plain(frame):
+        return [frame[SIZE:]]  # the common case
     head = read(frame)
     packet = frame[SIZE:]
     gso = head.gso_type & ~GSO_ECN

@@ -30,14 +30,16 @@ class SendBatches:
     def __init__(self) -> None:
         self._routes: dict[Route, list[Datagram]] = {}
 
-    def add(self, sock: EspSocket, datagram: Datagram) -> None:
-        """Keep ``datagram`` for ``sock`` until :meth:`drain`."""
+    def add(self, sock: EspSocket, datagram: Datagram) -> list[Datagram]:
+        """Keep ``datagram`` for ``sock`` until :meth:`drain`; the list it waits in, where
+        the caller may append the datagrams of the same route that follow it."""
         route = (sock, datagram.src, datagram.dst, datagram.dport)
         waiting = self._routes.get(route)
         if waiting is None:
-            self._routes[route] = [datagram]
+            waiting = self._routes[route] = [datagram]
         else:
             waiting.append(datagram)
+        return waiting
 
     def drain(self) -> Iterator[tuple[EspSocket, Sequence[Datagram]]]:
         """Each socket and run of datagrams one ``UDP_SEGMENT`` send can carry, route by

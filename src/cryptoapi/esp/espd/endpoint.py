@@ -309,10 +309,12 @@ class Endpoint:
                     self._tun_error("EspdTunReadError", "read", error)
                     break
                 reads += 1
-                if self.tun.vnet:
-                    packets += self._unframed(frame)
-                else:
+                if not self.tun.vnet:
                     packets.append(frame)
+                elif gso.plain(frame):  # the common case, without a call of its own
+                    packets.append(frame[vnet.SIZE :])
+                else:
+                    packets += self._unframed(frame)
         finally:
             self.counters["EspdTunInPackets"] += len(packets)
             self._output(packets)
@@ -339,15 +341,23 @@ class Endpoint:
         except Exception:
             self._datapath_exception()
             return
+        last: tuple[bytes, bytes, int, int] | None = None  # the route of ``waiting``
+        waiting: list[Datagram] = []
         for out in outs:
-            if out.dport < 0:
+            family, src, dst, dport = out.family, out.src, out.dst, out.dport
+            if (src, dst, dport, family) == last:  # as the one before: the same batch
+                waiting.append(out)
+                continue
+            last = None
+            if dport < 0:
                 self.counters["EspdOutNoPolicyDropped"] += 1
                 continue
-            sock = self._by_route.get((out.family, out.dport > 0))
+            sock = self._by_route.get((family, dport > 0))
             if sock is None:
                 self.counters["EspdOutNoSocket"] += 1
             elif sock.gso:
-                self._batches.add(sock, out)
+                waiting = self._batches.add(sock, out)
+                last = (src, dst, dport, family)
             else:
                 self._send(sock, out)
 
