@@ -562,12 +562,15 @@ class Datapath:
         verdicts, expected = self._in_verdicts, (IPPROTO_IPIP, IPPROTO_IPV6)
         (a, b, one), (c, d, two), (e, f, three), length_at, extra = _NO_PARTS
         passed = -1  # the next header of the last packet let through
+        replay, open_esp = state.replay, fastpath.open_esp
+        packet_room = state.limit_packets - sa.allocations - 1  # below each limit
+        byte_room = state.limit_bytes - sa.nbytes
         for esp in payloads[start:]:
             if (
                 esp[:4] != spi
-                or sa.allocations + taken + 1 >= state.limit_packets
-                or sa.nbytes + nbytes + len(esp) >= state.limit_bytes  # the payload is less
-                or isinstance(opened := fastpath.open_esp(fast, state.replay, esp), str)
+                or taken >= packet_room
+                or nbytes + len(esp) >= byte_room  # the payload is less
+                or isinstance(opened := open_esp(fast, replay, esp), str)
             ):
                 break
             payload, next_header = opened
