@@ -125,7 +125,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--udp-rates",
-        default="500M 750M 1000M 1250M 1500M",
+        default="500M 750M 1000M 1125M 1250M 1375M 1500M 1750M",
         metavar="RATES",
         help="UDP runs at these offered rates, both sides ('' for none)",
     )

@@ -182,6 +182,27 @@ def transfer(src: Host, dst: Host, size: int, *, seed: int = 1) -> tuple[dict[st
     return received, sent
 
 
+def udp_burst(
+    src: Host, dst: Host, count: int, *, size: int = 1000, seed: int = 1
+) -> dict[str, object]:
+    """``count`` datagrams of ``size`` bytes in bursts from ``src`` to ``dst`` (inner
+    addresses); the sink's result (see ``tool_udp_sink``)."""
+    sink = dst.ns.start(
+        PYTHON, "-m", "tests.esp.netns", "udp-sink", "--bind", dst.inner, "--count", str(count),
+        "--seed", str(seed),
+    )  # fmt: skip
+    assert sink.stdout is not None
+    wait_for_line(sink.stdout.fileno(), "ready")
+    tool(
+        src.ns, "udp-burst", "--src", src.inner, "--dst", dst.inner, "--count", str(count),
+        "--size", str(size), "--seed", str(seed),
+    )  # fmt: skip
+    out, err = sink.communicate(timeout=WAIT)
+    assert sink.returncode == 0, err
+    result: dict[str, object] = json.loads(out.splitlines()[-1])
+    return result
+
+
 @contextlib.contextmanager
 def capture(host: Host, name: str = "veth.pcap") -> Iterator[Path]:
     """Capture every frame on ``host``'s veth while the block runs; the pcap file."""
@@ -388,6 +409,46 @@ def _paced(sock: socket.socket, data: bytes, rate: int) -> None:
         sock.sendall(data[offset : offset + chunk])
 
 
+def burst_datagram(index: int, size: int, seed: int) -> bytes:
+    """Datagram ``index`` of a ``udp-burst``: its number, then ``size`` - 4 bytes of
+    ``seed`` and the number (so that each is told apart and checked)."""
+    return index.to_bytes(4, "big") + random.Random(seed * 1_000_003 + index).randbytes(size - 4)
+
+
+def tool_udp_burst(args: argparse.Namespace) -> dict[str, object]:
+    """``--count`` datagrams of ``--size`` bytes from ``--src`` to ``--dst``:``--port``, in
+    back-to-back bursts of ``--burst`` a millisecond apart (runs a receiver can take in
+    one turn, slow enough that none is lost)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind((args.src, 0))
+        for index in range(args.count):
+            sock.sendto(burst_datagram(index, args.size, args.seed), (args.dst, args.port))
+            if index % args.burst == args.burst - 1:
+                time.sleep(0.001)
+    return {"sent": args.count}
+
+
+def tool_udp_sink(args: argparse.Namespace) -> dict[str, object]:
+    """Take the datagrams of a ``udp-burst`` on ``--bind``:``--port`` until ``--count``
+    arrived or none came for a second: how many, and whether each is the burst's own, in
+    the order sent."""
+    got: list[bytes] = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+        sock.bind((args.bind, args.port))
+        sock.settimeout(args.timeout)  # for the first; then a second
+        print("ready", flush=True)
+        with contextlib.suppress(TimeoutError):
+            while len(got) < args.count:
+                got.append(sock.recv(65535))
+                sock.settimeout(1.0)
+    numbers = [int.from_bytes(d[:4], "big") for d in got]
+    intact = all(
+        d == burst_datagram(n, len(d), args.seed) for n, d in zip(numbers, got, strict=True)
+    )
+    return {"received": len(got), "intact": intact, "in_order": numbers == sorted(numbers)}
+
+
 def tool_udp_probe(args: argparse.Namespace) -> dict[str, object]:
     """One small datagram from ``--src`` to ``--dst``:``--port`` every ``--interval``
     seconds for ``--duration`` seconds (a steady trickle that shows when a path is out);
@@ -547,6 +608,8 @@ TOOLS = {
     "tcp-source": tool_tcp_source,
     "capture": tool_capture,
     "udp-probe": tool_udp_probe,
+    "udp-burst": tool_udp_burst,
+    "udp-sink": tool_udp_sink,
     "garp": tool_garp,
     "udp-echo": tool_udp_echo,
     "udp-rtt": tool_udp_rtt,
@@ -580,6 +643,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dst", required=True)
     p.add_argument("--port", type=int, default=4500)
     p.add_argument("--payload", action="append", default=[])
+    p = tools.add_parser("udp-burst")
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=7009)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--size", type=int, default=1000)
+    p.add_argument("--burst", type=int, default=16)
+    p.add_argument("--seed", type=int, default=1)
+    p = tools.add_parser("udp-sink")
+    p.add_argument("--bind", required=True)
+    p.add_argument("--port", type=int, default=7009)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=WAIT)
     p = tools.add_parser("udp-probe")
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)

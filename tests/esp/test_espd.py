@@ -101,6 +101,19 @@ def test_decrypted_segments_are_written_coalesced(udp_tunnel):
 
 
 @needs_netns
+def test_a_udp_burst_arrives_whole_and_in_order_in_coalesced_writes(udp_tunnel):
+    """Datagrams of one UDP flow that espd decrypts in one turn reach the TUN as USO
+    packets (gro.py), which the kernel cuts back into the datagrams sent."""
+    t = udp_tunnel
+    before = t.espd_b.stats()
+    result = netns.udp_burst(t.a, t.b, 400, size=1000, seed=12)
+    assert result == {"received": 400, "intact": True, "in_order": True}
+    after = t.espd_b.stats()
+    writes = after["EspdTunGroWrites"] - before.get("EspdTunGroWrites", 0)
+    assert 0 < writes < 400
+
+
+@needs_netns
 def test_with_tso_the_segments_espd_cuts_are_whole_packets_that_fit_the_tun():
     """espd --tso reads super-segments and cuts them; scapy decrypts what it sent and
     finds IP and TCP lengths and checksums right, within the TUN's MTU."""

@@ -166,7 +166,7 @@ def changed(raw: bytes, layer: type[Packet], **fields: object) -> bytes:
     packet = IP(raw)
     for name, value in fields.items():
         setattr(packet[layer], name, value)
-    del packet.chksum, packet[TCP].chksum
+    del packet.chksum, packet[TCP if TCP in packet else UDP].chksum
     return bytes(packet)
 
 
@@ -224,3 +224,40 @@ def test_a_run_stops_at_64_kilobytes():
     frames = gro.coalesce(segments)
     assert [f.packets for f in frames] == [48, 12]  # 20 + 32 + 48 * 1348 = 64,756 bytes
     assert [p for f in frames for p in gso.split(f.data)] == segments
+
+
+def udp_flow(family: int, sizes: list[int], *, ident: int = 300) -> list[bytes]:
+    """Datagrams of one UDP flow (scapy's checksums), IPv4 identifications going up by one."""
+    datagrams = []
+    for n, size in enumerate(sizes):
+        ip_layer = IP(**V4, id=ident + n, flags="DF") if family == 4 else IPv6(**V6)
+        datagrams.append(bytes(ip_layer / UDP(sport=53, dport=5353) / payload(size, seed=n)))
+    return datagrams
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_datagrams_of_one_flow_are_one_uso_write_that_cuts_back_into_them(family):
+    datagrams = udp_flow(family, [1000] * 5 + [17])
+    frames = gro.coalesce(datagrams)
+    assert [f.packets for f in frames] == [6]
+    start = 20 if family == 4 else 40
+    assert vnet.read(frames[0].data) == VnetHeader(
+        F_NEEDS_CSUM, vnet.GSO_UDP_L4, start + 8, 1000, start, 6
+    )
+    assert gso.split(frames[0].data) == datagrams  # Linux __udp_gso_segment, as gso.py does it
+    assert [checked(raw, family)[UDP].len for raw in datagrams] == [1008] * 5 + [25]
+
+
+def test_a_udp_run_ends_at_a_shorter_datagram_and_where_the_flow_does_not_continue():
+    five = udp_flow(4, [1000, 1000, 600, 1000, 1000])
+    assert [f.packets for f in gro.coalesce(five)] == [3, 2]  # 600 ends the first run
+    longer = udp_flow(4, [600, 1000])
+    assert [f.packets for f in gro.coalesce(longer)] == [1, 1]
+    a = udp_flow(4, [1000] * 3)
+    for layer, fields in ((UDP, {"dport": 5354}), (IP, {"id": 99}), (IP, {"ttl": 1})):
+        other = changed(a[1], layer, **fields)
+        assert [f.packets for f in gro.coalesce([a[0], other, a[2]])] == [1, 1, 1], fields
+    no_checksum = bytearray(a[1])
+    no_checksum[26:28] = bytes(2)  # IPv4 UDP without a checksum (RFC 768): written as it is
+    assert [f.packets for f in gro.coalesce([a[0], bytes(no_checksum)])] == [1, 1]
+    assert [f.packets for f in gro.coalesce([bytes(no_checksum), a[2]])] == [1, 1]

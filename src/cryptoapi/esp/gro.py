@@ -15,6 +15,14 @@ The rules are those of Linux ``tcp_gro_receive``:
   or a shorter segment ends the run;
 - at most 64 KB of IP packet.
 
+Consecutive UDP datagrams of one flow are written as one ``GSO_UDP_L4`` packet (USO, Linux
+5.0's ``SKB_GSO_UDP_L4``), as wireguard-go does for its TUN writes since 2024: the same
+addresses, ports and IP fields as above, identifications going up by one, every datagram
+as long as the first but the last, which may be shorter (and ends the run), at most 64 KB,
+none without a checksum (IPv4's 0, which a split would fill in). The kernel cuts it again
+(``__udp_gso_segment``) before a socket without ``UDP_GRO`` reads it, and takes it whatever
+``TUNSETOFFLOAD`` said, which is about the packets it hands espd.
+
 Anything else is written as it came, with the plain header.
 
 The kernel does not verify a checksum left partial (``CHECKSUM_PARTIAL`` counts as
@@ -34,8 +42,10 @@ from cryptoapi.esp.vnet import (
     F_NEEDS_CSUM,
     GSO_TCPV4,
     GSO_TCPV6,
+    GSO_UDP_L4,
     PLAIN,
     TCP_CHECKSUM,
+    UDP_CHECKSUM,
     VnetHeader,
 )
 
@@ -53,6 +63,10 @@ _V4_TCP = struct.Struct(">BBHHHBBH8sHHIIBB")
 """An IPv4 header without options, then the TCP header's first 14 bytes."""
 _V6_TCP = struct.Struct(">IHBB32sHHIIBB")
 """An IPv6 header, then the TCP header's first 14 bytes."""
+_V4_UDP = struct.Struct(">BBHHHBBH8sHHHH")
+"""An IPv4 header without options, then the UDP header."""
+_V6_UDP = struct.Struct(">IHBB32sHHHH")
+"""An IPv6 header, then the UDP header."""
 _SEGMENT_FLAGS = (ip.TCP_ACK, ip.TCP_ACK | ip.TCP_PSH)
 
 
@@ -61,7 +75,7 @@ def coalesce(packets: Sequence[bytes]) -> list[Frame]:
     frames: list[Frame] = []
     at = 0
     while at < len(packets):
-        taken = _run(packets, at)
+        taken = _run(packets, at) or _udp_run(packets, at)
         frames.append(_frame(packets[at : at + taken]) if taken else Frame(PLAIN + packets[at], 1))
         at += taken or 1
     return frames
@@ -80,12 +94,7 @@ def _run(packets: Sequence[bytes], at: int) -> int:
     size = len(first) - end  # gso_size: each segment but the last this long
     if first[start + 13] & ip.TCP_PSH:
         return 1
-    if start == ip.IPV4_HEADER:  # version and TOS; flags, offset, TTL, protocol; addresses
-        a, c, d, length_at, extra = 2, 10, 12, 2, 0
-    else:  # the first word; next header and hop limit; addresses
-        a, c, d, length_at, extra = 4, 8, 8, 4, ip.IPV6_HEADER
-    head, middle = first[:a], first[6:c]
-    addresses = first[d : start + 4]  # and ports
+    (a, head), (c, middle), (d, addresses), length_at, extra = _ip_parts(first, start)
     acked = first[start + 8 : start + 13]  # ack number and header length
     window, options = first[start + 14 : start + 16], first[start + 20 : end]
     taken, total, next_seq = 1, len(first), (seq + size) & 0xFFFFFFFF
@@ -116,6 +125,79 @@ def _run(packets: Sequence[bytes], at: int) -> int:
     return taken
 
 
+def _ip_parts(
+    packet: bytes, start: int
+) -> tuple[tuple[int, bytes], tuple[int, bytes], tuple[int, bytes], int, int]:
+    """What the packets of a run have the same as ``packet`` (whose transport header is at
+    ``start``), as (end or start, bytes): IPv4's version and TOS (from 0), flags, offset,
+    TTL and protocol (from 6), addresses and ports (to ``start`` + 4); IPv6's first word,
+    next header and hop limit, addresses and ports. Then where the IP length is, and what
+    it leaves out."""
+    if start == ip.IPV4_HEADER:
+        a, c, d, length_at, extra = 2, 10, 12, 2, 0
+    else:
+        a, c, d, length_at, extra = 4, 8, 8, 4, ip.IPV6_HEADER
+    parts = (a, packet[:a]), (c, packet[6:c]), (d, packet[d : start + 4])
+    return (*parts, length_at, extra)
+
+
+def _udp_run(packets: Sequence[bytes], at: int) -> int:
+    """As :func:`_run`, for UDP datagrams (see the module doc): how many from
+    ``packets[at]`` on make one run, 0 if that one cannot start one."""
+    first = packets[at]
+    start = _udp_opening(first)
+    if start is None:
+        return 0
+    end = start + ip.UDP_HEADER
+    size = len(first) - end  # gso_size
+    (a, head), (c, middle), (d, addresses), length_at, extra = _ip_parts(first, start)
+    ident = first[4] << 8 | first[5]
+    taken, total = 1, len(first)
+    for index in range(at + 1, len(packets)):
+        packet = packets[index]
+        length = len(packet) - end
+        if (
+            not 0 < length <= size
+            or total + length > MAX_PACKET
+            or packet[d : start + 4] != addresses
+            or packet[6:c] != middle
+            or packet[:a] != head
+            or (packet[length_at] << 8 | packet[length_at + 1]) + extra != len(packet)
+            or (packet[start + 4] << 8 | packet[start + 5]) != length + ip.UDP_HEADER
+            or packet[start + 6 : end] == b"\0\0"
+            or (extra == 0 and packet[4] << 8 | packet[5] != (ident + taken) & 0xFFFF)
+        ):
+            break
+        taken += 1
+        total += length
+        if length < size:
+            break
+    return taken
+
+
+def _udp_opening(packet: bytes) -> int | None:
+    """Where the UDP header starts in a datagram that may start a run, or None: not plain
+    IP and UDP with payload, or without a checksum."""
+    size = len(packet)
+    if size < ip.IPV6_HEADER + ip.UDP_HEADER:
+        return None
+    if packet[0] == 0x45:  # IPv4 without options
+        _, _, total, _, frag, _, proto, _, _, _, _, length, checksum = _V4_UDP.unpack_from(packet)
+        if proto != ip.IPPROTO_UDP or frag & ~ip.DF or total != size:
+            return None
+        start = ip.IPV4_HEADER
+    elif packet[0] >> 4 == 6:
+        _, payload, proto, _, _, _, _, length, checksum = _V6_UDP.unpack_from(packet)
+        if proto != ip.IPPROTO_UDP or payload + ip.IPV6_HEADER != size:
+            return None
+        start = ip.IPV6_HEADER
+    else:
+        return None
+    if length != size - start or length <= ip.UDP_HEADER or not checksum:
+        return None
+    return start
+
+
 def _opening(packet: bytes) -> tuple[int, int, int, int] | None:
     """(TCP header start, payload start, sequence number, IPv4 identification) of a packet
     that may start a run, or None: not plain IP and TCP with payload and flags ACK or
@@ -144,26 +226,31 @@ def _opening(packet: bytes) -> tuple[int, int, int, int] | None:
 
 
 def _frame(run: Sequence[bytes]) -> Frame:
-    """One write for ``run`` (what :func:`_run` took): a segment alone as it is, several as
-    a super-segment."""
+    """One write for ``run`` (what :func:`_run` or :func:`_udp_run` took): a packet alone
+    as it is, several as one super-segment or one USO packet."""
     first = run[0]
     if len(run) == 1:
         return Frame(PLAIN + first, 1)
     start = ip.IPV4_HEADER if first[0] == 0x45 else ip.IPV6_HEADER
-    end = start + (first[start + 12] >> 4) * 4
+    v4 = start == ip.IPV4_HEADER
+    if first[9 if v4 else 6] == ip.IPPROTO_UDP:
+        proto, end, field, gso = ip.IPPROTO_UDP, start + ip.UDP_HEADER, UDP_CHECKSUM, GSO_UDP_L4
+    else:
+        proto, end, field = ip.IPPROTO_TCP, start + (first[start + 12] >> 4) * 4, TCP_CHECKSUM
+        gso = GSO_TCPV4 if v4 else GSO_TCPV6
     payload = b"".join([packet[end:] for packet in run])
     head = bytearray(first[:end])
-    tcp_length = end - start + len(payload)
-    if start == ip.IPV4_HEADER:
+    length = end - start + len(payload)  # of the TCP segment or UDP datagram
+    if v4:
         head[2:4] = (end + len(payload)).to_bytes(2, "big")
         ip.with_ipv4_checksum(head)
-        gso = GSO_TCPV4
     else:
-        head[4:6] = tcp_length.to_bytes(2, "big")
-        gso = GSO_TCPV6
-    if run[-1][start + 13] & ip.TCP_PSH:
+        head[4:6] = length.to_bytes(2, "big")
+    if proto == ip.IPPROTO_UDP:
+        head[start + 4 : start + 6] = length.to_bytes(2, "big")
+    elif run[-1][start + 13] & ip.TCP_PSH:
         head[start + 13] |= ip.TCP_PSH
-    partial = ip.pseudo_header_sum(head, ip.IPPROTO_TCP, tcp_length) % 0xFFFF
-    head[start + TCP_CHECKSUM : start + TCP_CHECKSUM + 2] = partial.to_bytes(2, "big")
-    vnet = VnetHeader(F_NEEDS_CSUM, gso, end, len(first) - end, start, TCP_CHECKSUM)
+    partial = ip.pseudo_header_sum(head, proto, length) % 0xFFFF
+    head[start + field : start + field + 2] = partial.to_bytes(2, "big")
+    vnet = VnetHeader(F_NEEDS_CSUM, gso, end, len(first) - end, start, field)
     return Frame(vnet.pack() + head + payload, len(run))
