@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cryptoapi.esp.espd.sockets import SO_RCVBUFFORCE
 from tests.netns import (
     PYTHON,
     ROOT,
@@ -78,7 +79,6 @@ __all__ = [
 ]
 
 ETH_P_ALL = 0x0003
-SO_RCVBUFFORCE = 33  # <asm-generic/socket.h> (root may pass rmem_max; Python has no name)
 SOL_PACKET = 263  # <linux/socket.h>
 PACKET_STATISTICS = 6  # <linux/if_packet.h>: struct tpacket_stats {tp_packets, tp_drops}
 PACKET_VNET_HDR = 15

@@ -133,13 +133,13 @@ _DISCARD = _Plan(PolicyType.DISCARD, None, None, None)
 
 def _same_flow(packets: Sequence[bytes], start: int, room: float) -> tuple[int, int]:
     """How many of ``packets[start]`` (a whole packet whose flow was read) and the packets
-    after it have the same flow (:func:`_flow_parts`), fewer than ``room`` in all (the packet
+    after it have the same flow (:func:`ip.flow_parts`), fewer than ``room`` in all (the packet
     that reaches a packet limit takes the readable path); and their bytes."""
     most = int(min(len(packets) - start, room - 1))
     if most < 1:
         return 0, 0
     first = packets[start]
-    (a, b, one), (c, d, two), (e, f, three), length_at, extra = _flow_parts(first)
+    (a, b, one), (c, d, two), (e, f, three), length_at, extra = ip.flow_parts(first)
     count, total = 1, len(first)
     for packet in packets[start + 1 : start + most]:
         size = len(packet)
@@ -155,22 +155,7 @@ def _same_flow(packets: Sequence[bytes], start: int, room: float) -> tuple[int, 
     return count, total
 
 
-_Part = tuple[int, int, bytes]
 _NO_PARTS = ((0, 1, b"none"), (0, 0, b""), (0, 0, b""), 0, 0)  # no packet has these
-
-
-def _flow_parts(packet: bytes) -> tuple[_Part, _Part, _Part, int, int]:
-    """The header of ``packet``, a whole IP packet whose flow :func:`ip.flow` read, in three
-    parts (start, end, bytes) but for its length, IPv4 identification and checksum; where
-    the length is, and what it leaves out. A packet whose parts are these bytes and whose
-    stated length is its own has the same flow, as each segment of one TSO super-segment
-    has: ``ip.flow`` reads no other field, so the comparison costs no parse."""
-    if packet[0] == 0x45:  # version and TOS; flags, offset, TTL, protocol; addresses, ports
-        spans, length_at, extra = ((0, 2), (6, 10), (12, ip.IPV4_HEADER + 4)), 2, 0
-    else:  # IPv6's first word; next header, hop limit, addresses, ports; (nothing)
-        spans, length_at, extra = ((0, 4), (6, ip.IPV6_HEADER + 4), (0, 0)), 4, ip.IPV6_HEADER
-    (a, b), (c, d), (e, f) = spans
-    return (a, b, packet[a:b]), (c, d, packet[c:d]), (e, f, packet[e:f]), length_at, extra
 
 
 class Datapath:
@@ -595,7 +580,7 @@ class Datapath:
                 and verdicts.get((flow[:6], id(state))) == ""
             ):
                 inners.append(payload)
-                (a, b, one), (c, d, two), (e, f, three), length_at, extra = _flow_parts(payload)
+                (a, b, one), (c, d, two), (e, f, three), length_at, extra = ip.flow_parts(payload)
                 passed = next_header
             elif (inner := self._decapsulated(state, payload, next_header, tos)) is not None:
                 inners.append(inner)

@@ -94,7 +94,7 @@ def _run(packets: Sequence[bytes], at: int) -> int:
     size = len(first) - end  # gso_size: each segment but the last this long
     if first[start + 13] & ip.TCP_PSH:
         return 1
-    (a, head), (c, middle), (d, addresses), length_at, extra = _ip_parts(first, start)
+    (a, b, one), (c, d, two), (e, f, three), length_at, extra = ip.flow_parts(first)
     acked = first[start + 8 : start + 13]  # ack number and header length
     window, options = first[start + 14 : start + 16], first[start + 20 : end]
     taken, total, next_seq = 1, len(first), (seq + size) & 0xFFFFFFFF
@@ -106,10 +106,10 @@ def _run(packets: Sequence[bytes], at: int) -> int:
             flags not in _SEGMENT_FLAGS
             or length > size
             or total + length > MAX_PACKET
-            or packet[d : start + 4] != addresses
+            or packet[e:f] != three  # addresses and ports (ip.flow_parts)
             or packet[start + 8 : start + 13] != acked
-            or packet[6:c] != middle
-            or packet[:a] != head
+            or packet[c:d] != two
+            or packet[a:b] != one
             or packet[start + 14 : start + 16] != window
             or (options and packet[start + 20 : end] != options)
             or (packet[length_at] << 8 | packet[length_at + 1]) + extra != len(packet)
@@ -125,22 +125,6 @@ def _run(packets: Sequence[bytes], at: int) -> int:
     return taken
 
 
-def _ip_parts(
-    packet: bytes, start: int
-) -> tuple[tuple[int, bytes], tuple[int, bytes], tuple[int, bytes], int, int]:
-    """What the packets of a run have the same as ``packet`` (whose transport header is at
-    ``start``), as (end or start, bytes): IPv4's version and TOS (from 0), flags, offset,
-    TTL and protocol (from 6), addresses and ports (to ``start`` + 4); IPv6's first word,
-    next header and hop limit, addresses and ports. Then where the IP length is, and what
-    it leaves out."""
-    if start == ip.IPV4_HEADER:
-        a, c, d, length_at, extra = 2, 10, 12, 2, 0
-    else:
-        a, c, d, length_at, extra = 4, 8, 8, 4, ip.IPV6_HEADER
-    parts = (a, packet[:a]), (c, packet[6:c]), (d, packet[d : start + 4])
-    return (*parts, length_at, extra)
-
-
 def _udp_run(packets: Sequence[bytes], at: int) -> int:
     """As :func:`_run`, for UDP datagrams (see the module doc): how many from
     ``packets[at]`` on make one run, 0 if that one cannot start one."""
@@ -150,7 +134,7 @@ def _udp_run(packets: Sequence[bytes], at: int) -> int:
         return 0
     end = start + ip.UDP_HEADER
     size = len(first) - end  # gso_size
-    (a, head), (c, middle), (d, addresses), length_at, extra = _ip_parts(first, start)
+    (a, b, one), (c, d, two), (e, f, three), length_at, extra = ip.flow_parts(first)
     ident = first[4] << 8 | first[5]
     taken, total = 1, len(first)
     for index in range(at + 1, len(packets)):
@@ -159,9 +143,9 @@ def _udp_run(packets: Sequence[bytes], at: int) -> int:
         if (
             not 0 < length <= size
             or total + length > MAX_PACKET
-            or packet[d : start + 4] != addresses
-            or packet[6:c] != middle
-            or packet[:a] != head
+            or packet[e:f] != three  # addresses and ports (ip.flow_parts)
+            or packet[c:d] != two
+            or packet[a:b] != one
             or (packet[length_at] << 8 | packet[length_at + 1]) + extra != len(packet)
             or (packet[start + 4] << 8 | packet[start + 5]) != length + ip.UDP_HEADER
             or packet[start + 6 : end] == b"\0\0"
