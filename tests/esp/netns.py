@@ -616,6 +616,28 @@ TOOLS = {
 }
 
 
+def _sender(
+    tools: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, *, port: int
+) -> argparse.ArgumentParser:
+    """A tool that sends from ``--src`` to ``--dst``:``--port``."""
+    p = tools.add_parser(name)
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--port", type=int, default=port)
+    return p
+
+
+def _receiver(
+    tools: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, *, port: int
+) -> argparse.ArgumentParser:
+    """A tool that listens on ``--bind``:``--port``, giving up after ``--timeout``."""
+    p = tools.add_parser(name)
+    p.add_argument("--bind", required=True)
+    p.add_argument("--port", type=int, default=port)
+    p.add_argument("--timeout", type=float, default=WAIT)
+    return p
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tests.esp.netns")
     tools = parser.add_subparsers(dest="tool", required=True)
@@ -626,47 +648,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=56)
     p.add_argument("--interval", type=float, default=0.2)
     p.add_argument("--timeout", type=float, default=5.0)
-    p = tools.add_parser("tcp-sink")
-    p.add_argument("--bind", required=True)
-    p.add_argument("--port", type=int, default=5001)
-    p.add_argument("--timeout", type=float, default=WAIT)
-    p = tools.add_parser("tcp-source")
-    p.add_argument("--src", required=True)
-    p.add_argument("--dst", required=True)
-    p.add_argument("--port", type=int, default=5001)
+    p = _receiver(tools, "tcp-sink", port=5001)
+    p = _sender(tools, "tcp-source", port=5001)
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rate", type=int, default=0, help="bytes a second (0: no limit)")
     p.add_argument("--timeout", type=float, default=WAIT)
-    p = tools.add_parser("udp-send")
-    p.add_argument("--src", required=True)
-    p.add_argument("--dst", required=True)
-    p.add_argument("--port", type=int, default=4500)
+    p = _sender(tools, "udp-send", port=4500)
     p.add_argument("--payload", action="append", default=[])
-    p = tools.add_parser("udp-burst")
-    p.add_argument("--src", required=True)
-    p.add_argument("--dst", required=True)
-    p.add_argument("--port", type=int, default=7009)
+    p = _sender(tools, "udp-burst", port=7009)
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--size", type=int, default=1000)
     p.add_argument("--burst", type=int, default=16)
     p.add_argument("--seed", type=int, default=1)
-    p = tools.add_parser("udp-sink")
-    p.add_argument("--bind", required=True)
-    p.add_argument("--port", type=int, default=7009)
+    p = _receiver(tools, "udp-sink", port=7009)
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=WAIT)
-    p = tools.add_parser("udp-probe")
-    p.add_argument("--src", required=True)
-    p.add_argument("--dst", required=True)
-    p.add_argument("--port", type=int, default=9)
+    p = _sender(tools, "udp-probe", port=9)
     p.add_argument("--interval", type=float, default=0.005)
     p.add_argument("--duration", type=float, required=True)
-    p = tools.add_parser("udp-echo")
-    p.add_argument("--bind", required=True)
-    p.add_argument("--port", type=int, default=7007)
-    p.add_argument("--timeout", type=float, default=WAIT)
+    p = _receiver(tools, "udp-echo", port=7007)
     p = tools.add_parser("udp-rtt")
     p.add_argument("--dst", required=True)
     p.add_argument("--port", type=int, default=7007)
