@@ -190,16 +190,21 @@ class PgStore(StateBackend):
         return until
 
     def close(self) -> None:
-        """Write the usage that moved (active), then close the session (which frees the
-        lock). Later calls do nothing."""
+        """Write the usage that moved (active), free the lock, then close the session.
+        Later calls do nothing.
+
+        The lock is freed by a statement, not left to the session's end: the server ends a
+        closed session's backend a moment after the client has gone, and a standby that
+        polls in that moment would find the lock still held."""
         if self.db is None:
             return
         if self.role is Role.ACTIVE:
             try:
                 if self._writer is not None:
                     self._writer.flush_usage(self._conn())
-            except Exception as error:  # closing goes on
-                log.warning("%s: usage counters not written at close: %s", self.shown, error)
+                self._conn().execute("SELECT pg_advisory_unlock(%s)", (sql.LOCK,))
+            except Exception as error:  # closing goes on; the session's end frees the lock
+                log.warning("%s: not closed cleanly: %s", self.shown, error)
         if self._writer is not None:
             self._writer.stop()
         self.db.close()
