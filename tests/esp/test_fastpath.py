@@ -126,6 +126,16 @@ def counting(function, name, taken):
     return counted
 
 
+def noting(open_esp, opened):
+    """``fastpath.open_esp``, counting in ``opened`` how often each packet was opened."""
+
+    def noted(fast, replay, esp):
+        opened[esp] += 1
+        return open_esp(fast, replay, esp)
+
+    return noted
+
+
 def assert_same(fast, reference, what):
     assert fast == reference, f"fast and readable paths differ: {what}"
 
@@ -333,10 +343,10 @@ def test_a_run_of_one_flow_ends_where_any_header_field_the_seal_reads_changes(ve
 @pytest.mark.parametrize(
     "hard", [Lifetime(3, allocations=12), Lifetime(3, nbytes=3_000)], ids=["packets", "bytes"]
 )
-def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard):
+def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, monkeypatch):
     """input_many opens a run of one SA at once: it must stop at the hard limit's packet,
     drop a replay, a forgery and an unknown SPI in the middle of a run, and count all of it
-    as input_esp one by one on the readable path does."""
+    as input_esp one by one on the readable path does. The forgery is decrypted once."""
     fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500)
     results = {}
     for twin in (fast, reference):
@@ -351,10 +361,12 @@ def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard):
         pair.peer.state_of(sa).update_limits()
         if twin.fast:
             first = pair.peer.input_many(payloads[:1], src, dst, udp=True)  # first use: timers
-            one_by_one = Counter[str]()
-            pair.peer._input = counting(pair.peer._input, "input", one_by_one)
+            one_by_one, opened = Counter[str](), Counter[bytes]()
+            pair.peer._open_in_full = counting(pair.peer._open_in_full, "input", one_by_one)
+            monkeypatch.setattr(fastpath, "open_esp", noting(fastpath.open_esp, opened))
             results[True] = first + pair.peer.input_many(payloads[1:], src, dst, udp=True)
-            assert one_by_one["input"] < len(payloads) - 5  # runs took some of them
+            assert 0 < one_by_one["input"] < len(payloads) - 5  # runs took some of them
+            assert opened[forged] == 1
         else:
             each = (pair.peer.input_esp(p, src, dst, udp=True) for p in payloads)
             results[False] = [inner for inner in each if inner is not None]

@@ -507,9 +507,11 @@ class Datapath:
                 self._udp(payload, src, dst, tos, None)  # counted there, never a packet
                 at += 1
                 continue
-            taken = self._fast_open_run(payloads, at, dst, tos, inners) if self.fast else 0
+            taken = 0
+            if self.fast:
+                taken = self._fast_open_run(payloads, at, src, dst, tos=tos, inners=inners)
             if not taken:
-                inner = self._input(payload, src, dst, tos, None)
+                inner = self._open_in_full(payload, src, dst, tos, None)
                 if inner is not None:
                     inners.append(inner)
                 taken = 1
@@ -517,15 +519,24 @@ class Datapath:
         return inners
 
     def _fast_open_run(
-        self, payloads: Sequence[bytes], start: int, dst: bytes, tos: int, inners: list[bytes]
+        self,
+        payloads: Sequence[bytes],
+        start: int,
+        src: bytes,
+        dst: bytes,
+        *,
+        tos: int,
+        inners: list[bytes],
     ) -> int:
-        """Open ``payloads[start]`` and the ESP packets after it of the same SA by its fast
-        path, appending what they hold to ``inners``; how many were taken. 0, with nothing
-        done, leaves ``payloads[start]`` to :meth:`_input`: an SA not seen yet or changed,
-        not usable or not used yet, without a fast path, an outer ECN mark, a SAD/SPD
-        change, or a packet that could take it to a lifetime limit. A run ends before a
-        packet of another SA, one near a limit, and one §3.4 rejects (which :meth:`_input`
-        then counts). :meth:`_input`'s and :meth:`_count_use`'s common case, once per run."""
+        """Open ``payloads[start]`` and the ESP packets after it of the same SA (from
+        ``src``) by its fast path, appending what they hold to ``inners``; how many were
+        taken. 0, with nothing done, leaves ``payloads[start]`` to :meth:`_open_in_full`:
+        an SA not seen yet or changed, not usable or not used yet, without a fast path, an
+        outer ECN mark, a SAD/SPD change, or a packet that could take it to a lifetime
+        limit. A run ends before a packet of another SA or one near a limit, and after one
+        §3.4 rejects (counted here as :meth:`_open_in_full` counts it, so that a forged
+        packet is decrypted once). :meth:`_open_in_full`'s and :meth:`_count_use`'s common
+        case, once per run."""
         esp = payloads[start]
         key = (ESP, dst, int.from_bytes(esp[:4], "big"))
         sa = self._sad.by_key.get(key)
@@ -550,13 +561,19 @@ class Datapath:
         replay, open_esp = state.replay, fastpath.open_esp
         packet_room = state.limit_packets - sa.allocations - 1  # below each limit
         byte_room = state.limit_bytes - sa.nbytes
+        dropped = 0
         for esp in payloads[start:]:
             if (
                 esp[:4] != spi
                 or taken >= packet_room
                 or nbytes + len(esp) >= byte_room  # the payload is less
-                or isinstance(opened := open_esp(fast, replay, esp), str)
             ):
+                break
+            opened = open_esp(fast, replay, esp)
+            if isinstance(opened, str):
+                if len(esp) >= encap.ESP_HEADER:  # shorter: not the SA's drop (_open_in_full)
+                    self._esp_dropped(opened, state, src)
+                    dropped = 1
                 break
             payload, next_header = opened
             size = len(payload)
@@ -588,7 +605,7 @@ class Datapath:
         sa.allocations += taken
         self._counters["EspInPackets"] += taken
         self._counters["EspInBytes"] += nbytes
-        return taken
+        return taken + dropped
 
     def _is_encap_port(self, port: int) -> bool:
         return port == (self.encap_port or 4500)
@@ -608,6 +625,18 @@ class Datapath:
     def _input(
         self, esp: bytes, src: bytes, dst: bytes, tos: int, header: bytes | None
     ) -> bytes | None:
+        """One ESP packet: by the fast path if it takes it (a run of one), else in full."""
+        if self.fast:
+            inners: list[bytes] = []
+            if self._fast_open_run((esp,), 0, src, dst, tos=tos, inners=inners):
+                return inners[0] if inners else None
+        return self._open_in_full(esp, src, dst, tos, header)
+
+    def _open_in_full(
+        self, esp: bytes, src: bytes, dst: bytes, tos: int, header: bytes | None
+    ) -> bytes | None:
+        """Every check of §3.4 and the SPD's, each drop counted; the SA's fast path (if
+        any) opens the packet, with the same checks in the same order."""
         if len(esp) < encap.ESP_HEADER:
             return self._drop_in("XfrmInHdrError")
         key = (ESP, dst, int.from_bytes(esp[:4], "big"))
@@ -633,26 +662,8 @@ class Datapath:
             self._count("EspInDummy")
             return None
         if state.tunnel:
-            if fast is not None and self._fast_allowed(payload, next_header, tos, state):
-                return payload
             return self._decapsulated(state, payload, next_header, tos)
         return self._transport_input(state, payload, next_header, src=src, dst=dst, header=header)
-
-    def _fast_allowed(self, inner: bytes, next_header: int, tos: int, state: EspState) -> bool:
-        """Whether a decapsulated packet goes through as it is: its next header matches,
-        the outer ECN is Not-ECT (RFC 6040 §4.2: nothing to change) and the SPD's verdict
-        for its flow and SA is cached as allowed. False says only "not this way", with
-        nothing done: :meth:`_decapsulated` then decides. (:meth:`_decapsulated` and
-        :meth:`_allowed`'s common case in one frame.)"""
-        flow = ip.flow(inner)
-        return (
-            flow is not None
-            and not tos & ip.ECN_MASK
-            and next_header == (IPPROTO_IPIP if flow.family == AF_INET else IPPROTO_IPV6)
-            and self._sad.generation == self._generations[0]
-            and self._spd.generation == self._generations[1]
-            and self._in_verdicts.get((flow[:6], id(state))) == ""
-        )
 
     def _decapsulated(
         self, state: EspState, inner: bytes, next_header: int, tos: int
