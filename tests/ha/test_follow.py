@@ -81,3 +81,16 @@ def test_the_standby_takes_over_when_the_active_closes(pair):
     assert [sa.spi for sa in standby_km.sad] == [0x40]
     assert only(standby_km, sa_message(0x41)).errno == 0
     standby.commit()  # written as the active's were
+
+
+def test_a_closing_active_frees_the_lock_before_its_session_ends(pair, monkeypatch):
+    """The server ends a closed session a moment after the client has gone; a standby
+    that polls in that moment must find the lock free. Here the session stays open."""
+    active, _, standby, _ = pair
+    session = active.db
+    monkeypatch.setattr(session, "close", lambda: None)
+    active.close()
+    standby.commit()
+    assert standby.role is Role.ACTIVE
+    monkeypatch.undo()
+    session.close()
