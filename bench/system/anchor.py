@@ -68,8 +68,11 @@ def measure_anchor(
         print(f"  anchor {transform.proposal} tcp{number}: {run_line(side.runs[-1])}", flush=True)
     for rate in udp_rates:
         try:
-            result = json.loads((directory / f"{transform.proposal}-udp-{rate}.json").read_text())
-            side.udp.append(udp_result(rate, result))
+            name = f"{transform.proposal}-udp-{rate}"
+            run = udp_result(rate, json.loads((directory / f"{name}.json").read_text()))
+            cpu = json.loads((directory / f"{name}.cpu.json").read_text())
+            run.udp_rcvbuf_errors = (cpu["udp_rcvbuf_errors_A"], cpu["udp_rcvbuf_errors_B"])
+            side.udp.append(run)
         except (OSError, KeyError, ValueError) as error:
             side.error = f"run udp-{rate}: no result ({error})"
             break

@@ -16,8 +16,10 @@ median receiver-side Mbit/s, and per run both espds' CPU seconds (utime + stime 
 /proc/PID/stat), packets handled (their SIGUSR1 counters), UDP receive-buffer drops, TUN
 queue drops and the load average before, as the anchor's bench.sh records; then one UDP
 run of 5 s per offered rate (``--udp-rates``, 1348-byte datagrams: what arrived and the
-share lost; the table shows the most carried losing under 1%); then the anchor (``run.sh``
-with the same TCP_RUNS/TCP_SECS and UDP_RATES), its JSON files parsed. The
+share lost, and where the kernel dropped them: UDP receive buffers in each namespace, of
+which espd's ESP sockets, and TUN queues; the table shows the most carried losing under
+1%); then the anchor (``run.sh`` with the same TCP_RUNS/TCP_SECS and UDP_RATES), its JSON
+files parsed, its UDP runs with the receive-buffer drops bench.sh records. The
 order of espd and anchor alternates from transform to transform, so drift on a shared
 machine hits both alike.
 

@@ -3,7 +3,7 @@ started once, for the whole run), and the measured runs through a pair of espds:
 run the receiver-side Mbit/s, both espds' CPU seconds (utime + stime of /proc/PID/stat),
 packets handled (their SIGUSR1 counters), UDP receive-buffer drops, TUN queue drops and
 the load average before, as the anchor's bench.sh records; per UDP run at an offered
-rate, what arrived and the share lost."""
+rate, what arrived, the share lost and the kernel queues' drops."""
 
 import contextlib
 import json
@@ -27,6 +27,8 @@ UDP_SECS = 5
 """Seconds per UDP run, as the anchor's bench.sh."""
 
 
+ESP_PORT = 4500
+"""Where each espd receives ESP (the setkey files' NAT-T port)."""
 UDP_LEN = 1348
 """The UDP payload of the UDP runs, as the anchor's bench.sh: a 1376-byte inner packet."""
 
@@ -89,15 +91,41 @@ def udp_result(rate: str, result: dict[str, Any]) -> UdpRun:
     return UdpRun(rate, round(received / 1e6, 1), round(lost, 2))
 
 
-def udp_runs(client: Host, rates: Sequence[str], secs: int, label: str) -> list[UdpRun]:
-    """One UDP run per offered rate, printed as measured."""
+def udp_runs(pair: EspdPair, rates: Sequence[str], secs: int, label: str) -> list[UdpRun]:
+    """One UDP run per offered rate through ``pair``, printed as measured, with where the
+    kernel's queues dropped packets on the way."""
     runs = []
     for rate in rates:
-        result = iperf3(client, secs, "-u", "-b", rate, "-l", str(UDP_LEN))
-        runs.append(udp_result(rate, result))
+        before = queue_drops(pair.pids)
+        result = iperf3(pair.hosts[0], secs, "-u", "-b", rate, "-l", str(UDP_LEN))
+        after = queue_drops(pair.pids)
+        run = udp_result(rate, result)
+        run.udp_rcvbuf_errors, run.tun_tx_drops, run.esp_socket_drops = _moved(before, after)
+        runs.append(run)
         print(f"  {label} udp-{rate}: {udp_line(runs[-1])}", flush=True)
         time.sleep(2)
     return runs
+
+
+Drops = tuple[tuple[int, int], ...]
+"""Per side (espA, espB): Udp RcvbufErrors, TUN tx drops, and the drops of espd's ESP
+socket, as counted in its namespace."""
+
+
+def queue_drops(pids: Sequence[int]) -> Drops:
+    """What the kernel's queues have dropped so far in the namespaces of ``pids``."""
+    a, b = pids
+    return (
+        (procfs.udp_rcvbuf_errors(a), procfs.udp_rcvbuf_errors(b)),
+        (procfs.link_drops(a, TUN)["tx_drop"], procfs.link_drops(b, TUN)["tx_drop"]),
+        (procfs.udp_port_drops(a, ESP_PORT), procfs.udp_port_drops(b, ESP_PORT)),
+    )
+
+
+def _moved(before: Drops, after: Drops) -> Drops:
+    """How much each count of :func:`queue_drops` grew on each side."""
+    pairs = zip(before, after, strict=True)
+    return tuple((end[0] - start[0], end[1] - start[1]) for start, end in pairs)
 
 
 def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
@@ -107,13 +135,11 @@ def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
     before = pair.counters()
     machine0 = procfs.snapshot()
     cpu0 = [procfs.cpu_split(pid) for pid in pids]
-    rcvbuf0 = [procfs.udp_rcvbuf_errors(pid) for pid in pids]
-    drops0 = [procfs.link_drops(pid, TUN)["tx_drop"] for pid in pids]
+    drops0 = queue_drops(pids)
     result = iperf3(pair.hosts[0], secs)
     cpu1 = [procfs.cpu_split(pid) for pid in pids]
     machine1 = procfs.snapshot()
-    rcvbuf1 = [procfs.udp_rcvbuf_errors(pid) for pid in pids]
-    drops1 = [procfs.link_drops(pid, TUN)["tx_drop"] for pid in pids]
+    rcvbuf, tun, _ = _moved(drops0, queue_drops(pids))
     after = pair.counters()
     pair.check_alive()
     mine = {*pids, os.getpid(), *(p.pid for p in pair.hosts[1].ns.processes)}
@@ -123,9 +149,9 @@ def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
         cpu_s=(round(sum(cpu1[0]) - sum(cpu0[0]), 2), round(sum(cpu1[1]) - sum(cpu0[1]), 2)),
         sys_s=(round(cpu1[0][1] - cpu0[0][1], 2), round(cpu1[1][1] - cpu0[1][1], 2)),
         loadavg1_before=load,
-        udp_rcvbuf_errors=(rcvbuf1[0] - rcvbuf0[0], rcvbuf1[1] - rcvbuf0[1]),
+        udp_rcvbuf_errors=rcvbuf,
         packets=(handled(after[0]) - handled(before[0]), handled(after[1]) - handled(before[1])),
-        tun_tx_drops=(drops1[0] - drops0[0], drops1[1] - drops0[1]),
+        tun_tx_drops=tun,
     )
 
 
@@ -167,7 +193,7 @@ def measure_espd(
             side.runs.append(espd_run(f"{label}{number}", pair, secs))
             print(f"  espd {transform.name} {label}{number}: {run_line(side.runs[-1])}", flush=True)
             time.sleep(2)  # as bench.sh: the queues drain between runs
-        side.udp = udp_runs(pair.hosts[0], udp_rates, UDP_SECS, f"espd {transform.name}")
+        side.udp = udp_runs(pair, udp_rates, UDP_SECS, f"espd {transform.name}")
     except (StepError, KeyError, ValueError, OSError) as error:
         side.error = f"{type(error).__name__}: {error}"
     finally:

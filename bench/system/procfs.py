@@ -124,6 +124,20 @@ def udp_rcvbuf_errors(pid: int) -> int:
     return int(dict(zip(udp[0], udp[1], strict=True))["RcvbufErrors"])
 
 
+def udp_port_drops(pid: int, port: int) -> int:
+    """Datagrams dropped so far by the UDP sockets bound to ``port`` in ``pid``'s namespace
+    (the last column of /proc/PID/net/udp and udp6: a full receive buffer, mostly)."""
+    dropped = 0
+    for table in ("udp", "udp6"):
+        try:
+            with open(f"/proc/{pid}/net/{table}") as sockets:
+                rows = [line.split() for line in sockets][1:]
+        except OSError:
+            continue
+        dropped += sum(int(row[-1]) for row in rows if int(row[1].split(":")[1], 16) == port)
+    return dropped
+
+
 def link_drops(pid: int, device: str) -> dict[str, int]:
     """rx/tx drop counters of ``device`` in ``pid``'s namespace (/proc/PID/net/dev). For a
     TUN device "tx" is the kernel handing packets to the reader: tx drops are packets the

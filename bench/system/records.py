@@ -50,6 +50,13 @@ class UdpRun:
     rate: str  # iperf3's -b, e.g. "600M"
     recv_mbps: float
     lost_percent: float
+    udp_rcvbuf_errors: tuple[int, int] | None = None
+    """Udp RcvbufErrors in the A and B namespaces during the run: B's counts both the
+    tunnel's ESP socket (espd's) and iperf3's."""
+    tun_tx_drops: tuple[int, int] | None = None
+    """Packets each TUN's queue dropped, espd not reading in time (espd runs only)."""
+    esp_socket_drops: tuple[int, int] | None = None
+    """Of ``udp_rcvbuf_errors``, those of espd's ESP socket (espd runs only)."""
 
 
 LOSS_LIMIT = 1.0
@@ -134,7 +141,14 @@ def run_line(run: TcpRun) -> str:
 
 
 def udp_line(run: UdpRun) -> str:
-    return f"{run.recv_mbps:7.1f} Mbit/s received, {run.lost_percent:.2f}% lost"
+    line = f"{run.recv_mbps:7.1f} Mbit/s received, {run.lost_percent:.2f}% lost"
+    if run.udp_rcvbuf_errors is not None:
+        line += f"; UDP rcvbuf drops {run.udp_rcvbuf_errors[0]}/{run.udp_rcvbuf_errors[1]}"
+    if run.esp_socket_drops is not None:
+        line += f" (espd's sockets {run.esp_socket_drops[0]}/{run.esp_socket_drops[1]})"
+    if run.tun_tx_drops is not None:
+        line += f", TUN drops {run.tun_tx_drops[0]}/{run.tun_tx_drops[1]}"
+    return line
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
