@@ -116,24 +116,15 @@ def mutations(outer: bytes, header: int):
         yield bytes(marked)
 
 
-def counting(function, name, taken):
-    """``function``, counting its calls in ``taken[name]``."""
+def counting(function, taken, name=None):
+    """``function``, counting its calls in ``taken``: under ``name``, or without one under
+    the call's last argument (the packet it was given)."""
 
     def counted(*args, **kwargs):
-        taken[name] += 1
+        taken[args[-1] if name is None else name] += 1
         return function(*args, **kwargs)
 
     return counted
-
-
-def noting(open_esp, opened):
-    """``fastpath.open_esp``, counting in ``opened`` how often each packet was opened."""
-
-    def noted(fast, replay, esp):
-        opened[esp] += 1
-        return open_esp(fast, replay, esp)
-
-    return noted
 
 
 def assert_same(fast, reference, what):
@@ -153,7 +144,7 @@ def test_fast_and_readable_paths_agree(transform, mode, version, esn, encap_port
     monkeypatch.setattr(EspCrypto, "iv", lambda self: bytes(self.ivlen))
     taken = Counter[str]()
     for name in ("seal", "open_esp"):
-        monkeypatch.setattr(fastpath, name, counting(getattr(fastpath, name), name, taken))
+        monkeypatch.setattr(fastpath, name, counting(getattr(fastpath, name), taken, name))
     fast, reference = twins(transform, MODES[mode], version, esn, encap_port)
     header = 20 if version == 4 else 40
     out = {}
@@ -362,8 +353,8 @@ def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, mo
         if twin.fast:
             first = pair.peer.input_many(payloads[:1], src, dst, udp=True)  # first use: timers
             one_by_one, opened = Counter[str](), Counter[bytes]()
-            pair.peer._open_in_full = counting(pair.peer._open_in_full, "input", one_by_one)
-            monkeypatch.setattr(fastpath, "open_esp", noting(fastpath.open_esp, opened))
+            pair.peer._open_in_full = counting(pair.peer._open_in_full, one_by_one, "input")
+            monkeypatch.setattr(fastpath, "open_esp", counting(fastpath.open_esp, opened))
             results[True] = first + pair.peer.input_many(payloads[1:], src, dst, udp=True)
             assert 0 < one_by_one["input"] < len(payloads) - 5  # runs took some of them
             assert opened[forged] == 1
