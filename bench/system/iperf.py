@@ -12,7 +12,7 @@ import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bench.system import procfs
 from bench.system.latency import espd_rtt_ms
@@ -25,12 +25,10 @@ from tests.netns import Host, StepError
 IPERF_PORT = 5201
 UDP_SECS = 5
 """Seconds per UDP run, as the anchor's bench.sh."""
-
-
-ESP_PORT = 4500
-"""Where each espd receives ESP (the setkey files' NAT-T port)."""
 UDP_LEN = 1348
 """The UDP payload of the UDP runs, as the anchor's bench.sh: a 1376-byte inner packet."""
+ESP_PORT = 4500
+"""Where each espd receives ESP (the setkey files' NAT-T port)."""
 
 
 def iperf3(client: Host, secs: int, *extra: str) -> dict[str, Any]:
@@ -100,22 +98,30 @@ def udp_runs(pair: EspdPair, rates: Sequence[str], secs: int, label: str) -> lis
         result = iperf3(pair.hosts[0], secs, "-u", "-b", rate, "-l", str(UDP_LEN))
         after = queue_drops(pair.pids)
         run = udp_result(rate, result)
-        run.udp_rcvbuf_errors, run.tun_tx_drops, run.esp_socket_drops = _moved(before, after)
+        moved = _moved(before, after)
+        run.udp_rcvbuf_errors, run.tun_tx_drops = moved.udp_rcvbuf, moved.tun_tx
+        run.esp_socket_drops = moved.esp_socket
         runs.append(run)
         print(f"  {label} udp-{rate}: {udp_line(runs[-1])}", flush=True)
         time.sleep(2)
     return runs
 
 
-Drops = tuple[tuple[int, int], ...]
-"""Per side (espA, espB): Udp RcvbufErrors, TUN tx drops, and the drops of espd's ESP
-socket, as counted in its namespace."""
+class Drops(NamedTuple):
+    """What the kernel's queues dropped in each side's namespace (espA, espB)."""
+
+    udp_rcvbuf: tuple[int, int]
+    """Udp RcvbufErrors, every UDP socket's."""
+    tun_tx: tuple[int, int]
+    """The TUN's queue: packets espd did not read in time."""
+    esp_socket: tuple[int, int]
+    """espd's ESP sockets' own (part of ``udp_rcvbuf``)."""
 
 
 def queue_drops(pids: Sequence[int]) -> Drops:
     """What the kernel's queues have dropped so far in the namespaces of ``pids``."""
     a, b = pids
-    return (
+    return Drops(
         (procfs.udp_rcvbuf_errors(a), procfs.udp_rcvbuf_errors(b)),
         (procfs.link_drops(a, TUN)["tx_drop"], procfs.link_drops(b, TUN)["tx_drop"]),
         (procfs.udp_port_drops(a, ESP_PORT), procfs.udp_port_drops(b, ESP_PORT)),
@@ -125,7 +131,7 @@ def queue_drops(pids: Sequence[int]) -> Drops:
 def _moved(before: Drops, after: Drops) -> Drops:
     """How much each count of :func:`queue_drops` grew on each side."""
     pairs = zip(before, after, strict=True)
-    return tuple((end[0] - start[0], end[1] - start[1]) for start, end in pairs)
+    return Drops(*((end[0] - start[0], end[1] - start[1]) for start, end in pairs))
 
 
 def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
@@ -139,7 +145,7 @@ def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
     result = iperf3(pair.hosts[0], secs)
     cpu1 = [procfs.cpu_split(pid) for pid in pids]
     machine1 = procfs.snapshot()
-    rcvbuf, tun, _ = _moved(drops0, queue_drops(pids))
+    moved = _moved(drops0, queue_drops(pids))
     after = pair.counters()
     pair.check_alive()
     mine = {*pids, os.getpid(), *(p.pid for p in pair.hosts[1].ns.processes)}
@@ -149,9 +155,9 @@ def espd_run(name: str, pair: EspdPair, secs: int) -> TcpRun:
         cpu_s=(round(sum(cpu1[0]) - sum(cpu0[0]), 2), round(sum(cpu1[1]) - sum(cpu0[1]), 2)),
         sys_s=(round(cpu1[0][1] - cpu0[0][1], 2), round(cpu1[1][1] - cpu0[1][1], 2)),
         loadavg1_before=load,
-        udp_rcvbuf_errors=rcvbuf,
+        udp_rcvbuf_errors=moved.udp_rcvbuf,
         packets=(handled(after[0]) - handled(before[0]), handled(after[1]) - handled(before[1])),
-        tun_tx_drops=tun,
+        tun_tx_drops=moved.tun_tx,
     )
 
 
