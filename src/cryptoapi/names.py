@@ -20,6 +20,19 @@ MAX_NAME_LEN = 128
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
+OUTERMOST = frozenset(("rfc4106", "rfc4309", "rfc4543", "rfc7539esp"))
+"""Words of names no template of the project takes as an inner algorithm (ESP's AEADs, the
+outermost layer of what ESP asks for): their implementations' priorities bound no template
+instance's (see :func:`bounds_instances`)."""
+
+
+def bounds_instances(name: str) -> bool:
+    """Whether an implementation of ``name`` could be an inner algorithm of a template
+    instance, so that its priority bounds the instances' (the registry builds a template
+    only if an instance could outrank the best one-piece driver)."""
+    return parse(name).word not in OUTERMOST
+
+
 class Name:
     """A parsed name: a word and, for a template instance, its argument names. Read-only
     and compared by value (a plain class: ``dataclasses`` is not on the first-use path)."""

@@ -132,7 +132,7 @@ def test_a_nonce_prefix_is_used_by_esp_names_only(registry, monkeypatch):
         return (
             None
             if offer is None
-            else Native(offer.seal, offer.open, offer.ivs, InvalidTag, b"salt")
+            else Native(offer.seal, offer.open, offer.ivs, InvalidTag, prefix=b"salt")
         )
 
     monkeypatch.setattr(CountingGcm, "native", prefixed)

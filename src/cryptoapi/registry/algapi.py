@@ -17,7 +17,7 @@ import time
 
 from cryptoapi.alg import Algorithm, AlgType, SelfTest
 from cryptoapi.errors import AlgorithmExists, AlgorithmNotFound, InvalidArgument
-from cryptoapi.names import parse
+from cryptoapi.names import bounds_instances, parse
 from cryptoapi.registry.sync import Monitor
 
 TYPE_CHECKING = False  # not typing's: importing typing costs more than hashlib; mypy sets it true
@@ -75,7 +75,9 @@ class Batch:
         )
         self.has_base = any(not alg.inner for alg in self.algs)
         self.has_rng = any(alg.type is AlgType.RNG for alg in self.algs)
-        self.top_priority = max((alg.priority for alg in self.algs), default=0)
+        self.top_priority = max(
+            (alg.priority for alg in self.algs if bounds_instances(alg.name)), default=0
+        )  # the bound on template instances' priorities (below)
 
 
 def _static_rank(alg: Algorithm, index: int) -> tuple[int, bool, int]:

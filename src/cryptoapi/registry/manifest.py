@@ -13,6 +13,8 @@ answers one alias at a time too).
 
 from __future__ import annotations
 
+from cryptoapi.names import bounds_instances
+
 HASHES = (
     "md5",
     "sha1",
@@ -107,6 +109,11 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rfc4106(gcm(aes))", "rfc4106-gcm-aes-openssl"),
         ("rfc7539esp(chacha20,poly1305)", "rfc7539esp-chacha20-poly1305-openssl"),
     ),
+    # libcrypto from C (priority 310): ESP's AEADs, by packet or by run of packets
+    "cryptoapi.providers.libcrypto.esp": (
+        ("rfc4106(gcm(aes))", "rfc4106-gcm-aes-libcrypto"),
+        ("rfc7539esp(chacha20,poly1305)", "rfc7539esp-chacha20-poly1305-libcrypto"),
+    ),
     "cryptoapi.providers.openssl.kpp": _offers(
         ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh"), "openssl"
     ),
@@ -182,12 +189,15 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """Provider module -> the (name, driver) pairs it registers."""
 
-_PRIORITY_OF_PACKAGE = {"generic": 100, "pycryptodome": 200, "sodium": 200, "wolfcrypt": 200}
+_PRIORITY_OF_PACKAGE = {
+    "generic": 100, "pycryptodome": 200, "sodium": 200, "wolfcrypt": 200, "libcrypto": 310,
+}  # fmt: skip
 
 PRIORITIES: dict[str, int] = {
     module: _PRIORITY_OF_PACKAGE.get(module.split(".")[2], 300) for module in PROVIDERS
 }
-"""Provider module -> the priority of its drivers (generic 100, pure 200, OpenSSL 300)."""
+"""Provider module -> the priority of its drivers (generic 100, pure 200, OpenSSL 300,
+libcrypto from C 310)."""
 
 ONE_PIECE = 290
 """The priority of a one-piece driver of a composed name that measures slower than the
@@ -301,13 +311,14 @@ class Manifest:
             for name, driver in pairs:
                 by_driver[driver] = module
                 priority = PARTIAL.get(driver, default)
-                top = max(top, priority)
+                top = max(top, priority) if bounds_instances(name) else top
                 offers.setdefault(name, []).append((priority, module))
         self.by_driver = by_driver
         self.offers = offers
         """Name -> (priority, module) of each offer, in table order (see :meth:`offers_for`)."""
         self.top_priority = top
-        """The highest priority any provider offers (a bound on template instances')."""
+        """The highest priority any provider offers of a name that can be an inner
+        algorithm (a bound on template instances')."""
         self._ranked: dict[str, tuple[tuple[int, str], ...]] = {}
 
     def offers_for(self, name: str) -> tuple[tuple[int, str], ...]:

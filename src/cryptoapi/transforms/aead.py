@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from cryptoapi.alg import Algorithm, Buffer
-from cryptoapi.errors import BadMessage, InvalidArgument
+from cryptoapi.errors import BadMessage, InvalidArgument, InvalidKey
 from cryptoapi.names import parse
 from cryptoapi.transforms.base import (
     NeedFallback,
@@ -31,7 +31,7 @@ from cryptoapi.transforms.keyed import KeyedTransform
 TYPE_CHECKING = False  # mypy sets it true
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from cryptoapi.transforms.base import FallbackFactory
 
@@ -53,6 +53,20 @@ take any length. Keyed by name rather than kept by each template so that any imp
 registered under one of these names (a one-piece driver too) is held to the same rule."""
 
 
+ESP_SALT = 4
+"""The salt at the end of an ESP AEAD's key, the nonce's first bytes (RFC 4106 §4, RFC 7634
+§2)."""
+
+
+def split_esp_key(name: str, key: bytes, sizes: tuple[int, ...]) -> tuple[bytes, bytes]:
+    """(cipher key, salt) of the ESP AEAD ``name``'s key, whose cipher key is one of
+    ``sizes`` bytes long; else InvalidKey naming the lengths allowed."""
+    if len(key) - ESP_SALT not in sizes:
+        allowed = ", ".join(str(size + ESP_SALT) for size in sizes)
+        raise InvalidKey(f"{name}: the key is {allowed} bytes (key || 4-byte salt), not {len(key)}")
+    return key[:-ESP_SALT], key[-ESP_SALT:]
+
+
 def forged(name: str) -> BadMessage:
     """The error of an AEAD ``name`` whose tag does not verify (no plaintext is released):
     one wording for the transform and every implementation."""
@@ -71,14 +85,45 @@ class AeadCore(Protocol):
     def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes: ...
 
 
+class EspRuns(Protocol):
+    """A core's calls that frame or open a whole run of one SA's ESP packets in one call
+    (what :mod:`cryptoapi.esp.fastpath` otherwise does packet by packet, and what its
+    readable path is the reference for)."""
+
+    def bind(self, spi: bytes, esn: bool, align: int, /) -> None:
+        """The SA whose packets the runs frame: its SPI, whether it has extended sequence
+        numbers, the length its padded payloads are a multiple of."""
+        ...
+
+    def seal_run(
+        self, packets: Sequence[bytes], seq: int, iv_salt: int, header: bytes, ident: int, /
+    ) -> list[bytes]:
+        """``packets`` (one flow's) as ESP packets numbered from ``seq``, each IV
+        ``seq ^ iv_salt``; behind a copy of ``header`` (an outer IPv4, or IPv4 and UDP,
+        header; or empty) whose length, identification (from ``ident`` on) and checksum
+        are filled in."""
+        ...
+
+    def open_run(
+        self, payloads: Sequence[bytes], start: int, seq: int, packets: float, octets: float, /
+    ) -> tuple[list[bytes], bytes, int]:
+        """(payloads, next headers, cause) of the ESP packets from ``payloads[start]`` on
+        that belong to the SA and carry the numbers from ``seq`` on, one after another,
+        at most ``packets`` of them and below ``octets`` bytes in all. It stops before
+        any other packet (cause 0) or at one RFC 4303 §3.4 rejects, which it does not
+        take: cause 1, a bad length; 2, an ICV that does not verify; 3, bad padding."""
+        ...
+
+
 class Native:
     """A core's encrypt and decrypt as the native calls they forward to: ``seal(nonce,
     plaintext, assoc)`` returns ciphertext || tag, ``open(nonce, data, assoc)`` the
     plaintext or raises ``forged``; both for bytes arguments and IV lengths in ``ivs`` only.
     The nonce is ``prefix`` || IV: ESP's AEADs keep a salt at the end of the key (RFC 4106
-    §4, RFC 7634 §2), for other names the prefix is empty and the nonce is the IV."""
+    §4, RFC 7634 §2), for other names the prefix is empty and the nonce is the IV (as it
+    is for an ESP core whose native calls put the salt before the IV themselves)."""
 
-    __slots__ = ("first", "forged", "ivs", "last", "open", "prefix", "seal")
+    __slots__ = ("first", "forged", "ivs", "last", "open", "prefix", "runs", "seal")
 
     def __init__(
         self,
@@ -86,16 +131,19 @@ class Native:
         open: Callable[[bytes, bytes, bytes], bytes],
         ivs: range,
         forged: type[Exception],
+        *,
         prefix: bytes = b"",
+        runs: EspRuns | None = None,
     ) -> None:
         self.seal, self.open, self.ivs, self.forged = seal, open, ivs, forged
         self.prefix = prefix
+        self.runs = runs  # the same key's calls for whole runs of ESP packets, if any
         self.first, self.last = ivs.start, ivs.stop - 1  # compared per packet
 
     def within(self, low: int, high: int) -> Native:
         """The same calls for the IV lengths that are also in ``low`` to ``high``."""
         ivs = range(max(low, self.first), min(high, self.last) + 1)
-        return Native(self.seal, self.open, ivs, self.forged, self.prefix)
+        return Native(self.seal, self.open, ivs, self.forged, prefix=self.prefix, runs=self.runs)
 
 
 def _unbound(iv: bytes, data: bytes, assoc: bytes) -> bytes:

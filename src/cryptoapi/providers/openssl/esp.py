@@ -14,22 +14,12 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
-from cryptoapi.errors import InvalidKey
 from cryptoapi.providers.openssl.aead import GCM_TAG, AesGcm
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.aead import Native, forged
+from cryptoapi.transforms.aead import Native, forged, split_esp_key
 
-SALT_SIZE = 4
 ESP_IV = range(8, 9)  # RFC 4106 §3.1, RFC 7634 §2: an 8-byte IV
 CHACHA_KEY = 32
-
-
-def _split(name: str, key: bytes, sizes: tuple[int, ...]) -> tuple[bytes, bytes]:
-    """(cipher key, salt) of an ESP key, or InvalidKey naming the sizes allowed."""
-    if len(key) - SALT_SIZE not in sizes:
-        allowed = ", ".join(str(size + SALT_SIZE) for size in sizes)
-        raise InvalidKey(f"{name}: the key is {allowed} bytes (key || 4-byte salt), not {len(key)}")
-    return key[:-SALT_SIZE], key[-SALT_SIZE:]
 
 
 class Rfc4106Gcm:
@@ -45,7 +35,7 @@ class Rfc4106Gcm:
         self._authsize = GCM_TAG
 
     def setkey(self, key: bytes, /) -> None:
-        aes_key, salt = _split(self.name, key, (16, 24, 32))
+        aes_key, salt = split_esp_key(self.name, key, (16, 24, 32))
         self._gcm.setkey(aes_key)
         self._aead = AESGCM(aes_key)
         self._gcm.setauthsize(self._authsize)
@@ -59,7 +49,7 @@ class Rfc4106Gcm:
         """AESGCM itself with the salt as nonce prefix, while the ICV is full length."""
         if self._authsize != GCM_TAG:
             return None
-        return Native(self._aead.encrypt, self._aead.decrypt, ESP_IV, InvalidTag, self._salt)
+        return Native(self._aead.encrypt, self._aead.decrypt, ESP_IV, InvalidTag, prefix=self._salt)
 
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         if self._authsize == GCM_TAG:  # the common ICV: straight to OpenSSL, one call
@@ -83,7 +73,7 @@ class Rfc7539Esp:
     name = "rfc7539esp(chacha20,poly1305)"
 
     def setkey(self, key: bytes, /) -> None:
-        chacha_key, salt = _split(self.name, key, (CHACHA_KEY,))
+        chacha_key, salt = split_esp_key(self.name, key, (CHACHA_KEY,))
         self._aead = ChaCha20Poly1305(chacha_key)
         self._salt = salt
 
@@ -92,7 +82,7 @@ class Rfc7539Esp:
 
     def native(self) -> Native | None:
         """ChaCha20Poly1305 itself with the salt as nonce prefix."""
-        return Native(self._aead.encrypt, self._aead.decrypt, ESP_IV, InvalidTag, self._salt)
+        return Native(self._aead.encrypt, self._aead.decrypt, ESP_IV, InvalidTag, prefix=self._salt)
 
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
         return self._aead.encrypt(self._salt + iv, plaintext, assoc)
