@@ -127,6 +127,46 @@ def counting(function, taken, name=None):
     return counted
 
 
+def counting_runs(monkeypatch, taken, *, by_packet=False):
+    """Count the packets the fast path frames a run at a time (``fastpath.seal_run``,
+    ``open_run``) as :func:`counting` counts ``seal`` and ``open_esp``: under "seal" and
+    "open_esp", or each inbound packet under itself (``by_packet``), the one a run
+    stopped at as a drop included."""
+    seal_run, open_run = fastpath.seal_run, fastpath.open_run
+
+    def sealed(fast, runs, packets, **kwargs):
+        taken["seal"] += len(packets)
+        return seal_run(fast, runs, packets, **kwargs)
+
+    def opened(fast, runs, replay, payloads, start, **kwargs):
+        chunk, next_headers, cause = open_run(fast, runs, replay, payloads, start, **kwargs)
+        for payload in payloads[start : start + len(chunk) + bool(cause)]:
+            taken[payload if by_packet else "open_esp"] += 1
+        return chunk, next_headers, cause
+
+    monkeypatch.setattr(fastpath, "seal_run", sealed)
+    monkeypatch.setattr(fastpath, "open_run", opened)
+
+
+@pytest.fixture(params=[True, False], ids=["runs", "per-packet"])
+def runs(request, monkeypatch):
+    """Whether the fast path may take whole runs through the AEAD's own calls
+    (``FastSa.runs``, ESP's AEADs over libcrypto) or frames each packet in Python."""
+    if not request.param:
+        made = FastSa.__init__
+
+        def without_runs(self, *args, **kwargs):
+            made(self, *args, **kwargs)
+            self.runs = None
+
+        monkeypatch.setattr(FastSa, "__init__", without_runs)
+    return request.param
+
+
+RUN_TRANSFORMS = ("aes-gcm-8", "aes-gcm-12", "aes-gcm-16", "aes256-gcm-16", "chacha20-poly1305")
+"""The transforms whose AEAD takes whole runs (rfc4106, rfc7539esp)."""
+
+
 def assert_same(fast, reference, what):
     assert fast == reference, f"fast and readable paths differ: {what}"
 
@@ -139,12 +179,15 @@ MODES = {"tunnel": IpsecMode.TUNNEL, "transport": IpsecMode.TRANSPORT}
 @pytest.mark.parametrize("version", [4, 6], ids=["ipv4", "ipv6"])
 @pytest.mark.parametrize("mode", list(MODES), ids=list(MODES))
 @pytest.mark.parametrize("transform", list(sas.TRANSFORMS))
-def test_fast_and_readable_paths_agree(transform, mode, version, esn, encap_port, monkeypatch):
+def test_fast_and_readable_paths_agree(
+    transform, mode, version, esn, encap_port, runs, monkeypatch
+):
     # CBC's IVs are random (both paths ask EspCrypto.iv): fixed here, to compare bytes
     monkeypatch.setattr(EspCrypto, "iv", lambda self: bytes(self.ivlen))
     taken = Counter[str]()
     for name in ("seal", "open_esp"):
         monkeypatch.setattr(fastpath, name, counting(getattr(fastpath, name), taken, name))
+    counting_runs(monkeypatch, taken)
     fast, reference = twins(transform, MODES[mode], version, esn, encap_port)
     header = 20 if version == 4 else 40
     out = {}
@@ -180,6 +223,7 @@ def test_fast_and_readable_paths_agree(transform, mode, version, esn, encap_port
     assert_same(usage(fast), usage(reference), "counters and state")
     if MODES[mode] == IpsecMode.TUNNEL and not transform.startswith("null"):
         assert state_of(fast).fast is not None  # the common case took the fast path
+        assert (state_of(fast).fast.runs is not None) == (runs and transform in RUN_TRANSFORMS)
         assert taken["seal"] == (8 + 4 + 8 if version == 4 else 4)  # output() needs IPv4
         assert taken["open_esp"] >= 10 + 10 + 3 + 4
     else:
@@ -188,7 +232,7 @@ def test_fast_and_readable_paths_agree(transform, mode, version, esn, encap_port
 
 @pytest.mark.parametrize("encap_port", [None, 4500], ids=["raw", "udp"])
 @pytest.mark.parametrize("transform", ["aes-gcm-16", "chacha20-poly1305", "aes-cbc+hmac-sha2-256"])
-def test_the_batch_calls_agree_with_one_packet_at_a_time(transform, encap_port, monkeypatch):
+def test_the_batch_calls_agree_with_one_packet_at_a_time(transform, encap_port, runs, monkeypatch):
     """output_many and input_many (fast path) against output_esp and input_esp one by one
     (readable path): the same ESP bytes, inner packets, drops, counters and SA state."""
     monkeypatch.setattr(EspCrypto, "iv", lambda self: bytes(self.ivlen))
@@ -233,6 +277,37 @@ def test_esn_window_edges_agree(transform):
     assert_same(results[True], results[False], "ESN edges")
     assert all(r is not None for r in results[True][1][:6])
     assert all(r is None for r in results[True][1][6:])
+    assert_same(usage(fast), usage(reference), "counters and state")
+
+
+@pytest.mark.parametrize("transform", RUN_TRANSFORMS)
+def test_runs_across_2_32_with_esn_agree(transform, runs):
+    """A batch out and in across 2^32 with ESN: the high bits in the AAD change in the
+    middle of a run (RFC 4303 Appendix A), and a replay of the batch is dropped whole."""
+    fast, reference = twins(transform, IpsecMode.TUNNEL, 4, True, 4500, replay=64)
+    results = {}
+    for twin in (fast, reference):
+        pair = twin.pair
+        state_of(twin).seq = 2**32 - 3
+        state_of(twin, local=False).replay.start_at(2**32 - 3)
+        packets = inner_packets(pair)
+        local, peer = pair.local, pair.peer
+        if twin.fast:
+            local.output_esp(packets[0])  # plans the flow
+            sent = local.output_many(packets[1:])
+        else:
+            sent = [o for p in packets for o in local.output_esp(p)][1:]
+        payloads = [o.payload for o in sent]
+        src, dst = sent[0].src, sent[0].dst
+        if twin.fast:
+            received = peer.input_many(payloads * 2, src, dst, udp=True)
+        else:
+            each = (peer.input_esp(p, src, dst, udp=True) for p in payloads * 2)
+            received = [inner for inner in each if inner is not None]
+        results[twin.fast] = (sent, received)
+    assert_same(results[True], results[False], "runs across 2^32")
+    assert results[True][1] == inner_packets(fast.pair)[1:]
+    assert state_of(fast, local=False).replay.top == 2**32 - 3 + len(results[True][1]) + 1
     assert_same(usage(fast), usage(reference), "counters and state")
 
 
@@ -334,7 +409,7 @@ def test_a_run_of_one_flow_ends_where_any_header_field_the_seal_reads_changes(ve
 @pytest.mark.parametrize(
     "hard", [Lifetime(3, allocations=12), Lifetime(3, nbytes=3_000)], ids=["packets", "bytes"]
 )
-def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, monkeypatch):
+def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, runs, monkeypatch):
     """input_many opens a run of one SA at once: it must stop at the hard limit's packet,
     drop a replay, a forgery and an unknown SPI in the middle of a run, and count all of it
     as input_esp one by one on the readable path does. The forgery is decrypted once."""
@@ -355,6 +430,7 @@ def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, mo
             one_by_one, opened = Counter[str](), Counter[bytes]()
             pair.peer._open_in_full = counting(pair.peer._open_in_full, one_by_one, "input")
             monkeypatch.setattr(fastpath, "open_esp", counting(fastpath.open_esp, opened))
+            counting_runs(monkeypatch, opened, by_packet=True)
             results[True] = first + pair.peer.input_many(payloads[1:], src, dst, udp=True)
             assert 0 < one_by_one["input"] < len(payloads) - 5  # runs took some of them
             assert opened[forged] == 1
@@ -470,11 +546,11 @@ def test_the_native_call_is_the_serving_drivers_own_and_never_a_faulted_ones(mon
     link = sas.build_link("aes-gcm-16", IpsecMode.TUNNEL)
     sa = next(sa for sa in link.key_manager.sad if sa.spi == sas.OUTBOUND_SPI)
     assert for_sa(Registry("off"), sa).native is not None
-    monkeypatch.setenv("CRYPTOAPI_FAULT", "rfc4106-gcm-aes-openssl")
+    monkeypatch.setenv("CRYPTOAPI_FAULT", "rfc4106-gcm-aes-libcrypto")
     faulted = for_sa(Registry("off"), sa)
     assert faulted.native is None
     fast = FastSa(
         faulted, spi=b"\0\0\x10\x01", esn=False, family=2, src=bytes(4), dst=bytes(4),
         ports=(0, 0), address_sum=0, df_clear=False, noecn=False,
     )  # fmt: skip
-    assert fast.seal == faulted.seal and fast.prefix == b""
+    assert fast.seal == faulted.seal and fast.prefix == b"" and fast.runs is None

@@ -304,13 +304,23 @@ class Datapath:
             if seq + count - 1 > state.seq_limit:
                 return None
             state.seq = seq + count - 1
-        esps = []
-        for number in range(count):
-            ident = -1
-            if outer:
-                ident = self._ident = self._ident + 1
-            packet = packets[start + number]
-            esps.append(fastpath.seal(fast, seq + number, state.iv_salt, packet, flow, ident=ident))
+        if fast.runs is not None:  # one call for the run
+            ident = self._ident + 1 if outer else -1
+            run = packets[start : start + count]
+            esps = fastpath.seal_run(
+                fast, fast.runs, run, seq=seq, salt=state.iv_salt, flow=flow, ident=ident
+            )
+            self._ident += count if outer else 0
+        else:
+            esps = []
+            for number in range(count):
+                ident = -1
+                if outer:
+                    ident = self._ident = self._ident + 1
+                packet = packets[start + number]
+                esps.append(
+                    fastpath.seal(fast, seq + number, state.iv_salt, packet, flow, ident=ident)
+                )
         sa.nbytes += total
         sa.allocations += count
         self._counters["EspOutPackets"] += count
@@ -536,7 +546,9 @@ class Datapath:
         limit. A run ends before a packet of another SA or one near a limit, and after one
         §3.4 rejects (counted here as :meth:`_open_in_full` counts it, so that a forged
         packet is decrypted once). :meth:`_open_in_full`'s and :meth:`_count_use`'s common
-        case, once per run."""
+        case, once per run. An AEAD with calls for runs (:attr:`FastSa.runs`) opens the
+        packets that follow the window's top in one call; any other number the window
+        allows is opened here, one packet at a time."""
         esp = payloads[start]
         key = (ESP, dst, int.from_bytes(esp[:4], "big"))
         sa = self._sad.by_key.get(key)
@@ -558,49 +570,54 @@ class Datapath:
         verdicts, expected = self._in_verdicts, (IPPROTO_IPIP, IPPROTO_IPV6)
         (a, b, one), (c, d, two), (e, f, three), length_at, extra = _NO_PARTS
         passed = -1  # the next header of the last packet let through
-        replay, open_esp = state.replay, fastpath.open_esp
+        replay = state.replay
         packet_room = state.limit_packets - sa.allocations - 1  # below each limit
         byte_room = state.limit_bytes - sa.nbytes
-        dropped = 0
-        for esp in payloads[start:]:
+        at, cause = start, ""
+        while at < len(payloads) and not cause:
+            esp = payloads[at]
             if (
                 esp[:4] != spi
                 or taken >= packet_room
                 or nbytes + len(esp) >= byte_room  # the payload is less
             ):
                 break
-            opened = open_esp(fast, replay, esp)
-            if isinstance(opened, str):
-                if len(esp) >= encap.ESP_HEADER:  # shorter: not the SA's drop (_open_in_full)
-                    self._esp_dropped(opened, state, src)
-                    dropped = 1
-                break
-            payload, next_header = opened
-            size = len(payload)
-            taken += 1
-            nbytes += size
-            if (  # the flow of the last packet let through, whose verdict holds (_same_flow)
-                next_header == passed
-                and payload[e:f] == three
-                and payload[c:d] == two
-                and payload[a:b] == one
-                and (payload[length_at] << 8 | payload[length_at + 1]) + extra == size
-            ):
-                inners.append(payload)
-                continue
-            flow = ip.flow(payload)
-            if next_header == IPPROTO_NONE:  # RFC 4303 §2.6: a dummy packet, discarded
-                self._count("EspInDummy")
-            elif (
-                flow is not None
-                and next_header == expected[flow.family != AF_INET]
-                and verdicts.get((flow[:6], id(state))) == ""
-            ):
-                inners.append(payload)
-                (a, b, one), (c, d, two), (e, f, three), length_at, extra = ip.flow_parts(payload)
-                passed = next_header
-            elif (inner := self._decapsulated(state, payload, next_header, tos)) is not None:
-                inners.append(inner)
+            chunk, next_headers, cause = fastpath.open_next(
+                fast, replay, payloads, at, packets=packet_room - taken, octets=byte_room - nbytes
+            )
+            at += len(chunk)
+            for payload, next_header in zip(chunk, next_headers, strict=True):
+                size = len(payload)
+                taken += 1
+                nbytes += size
+                if (  # the flow of the last packet let through, whose verdict holds
+                    next_header == passed
+                    and payload[e:f] == three
+                    and payload[c:d] == two
+                    and payload[a:b] == one
+                    and (payload[length_at] << 8 | payload[length_at + 1]) + extra == size
+                ):
+                    inners.append(payload)
+                    continue
+                flow = ip.flow(payload)
+                if next_header == IPPROTO_NONE:  # RFC 4303 §2.6: a dummy packet, discarded
+                    self._count("EspInDummy")
+                elif (
+                    flow is not None
+                    and next_header == expected[flow.family != AF_INET]
+                    and verdicts.get((flow[:6], id(state))) == ""
+                ):
+                    inners.append(payload)
+                    (a, b, one), (c, d, two), (e, f, three), length_at, extra = ip.flow_parts(
+                        payload
+                    )
+                    passed = next_header
+                elif (inner := self._decapsulated(state, payload, next_header, tos)) is not None:
+                    inners.append(inner)
+        dropped = 0
+        if cause and len(payloads[at]) >= encap.ESP_HEADER:  # shorter: _open_in_full's drop
+            self._esp_dropped(cause, state, src)
+            dropped = 1
         sa.nbytes += nbytes
         sa.allocations += taken
         self._counters["EspInPackets"] += taken

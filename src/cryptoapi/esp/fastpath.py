@@ -26,7 +26,7 @@ packet's framing and cryptography and nothing else.
 """
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from cryptoapi.errors import CryptoError
 from cryptoapi.esp.crypto import BAD_PADDING, ESP_HEADER, PAD, EspCrypto
@@ -43,6 +43,7 @@ from cryptoapi.esp.ip import (
     Flow,
 )
 from cryptoapi.esp.replay import ReplayWindow
+from cryptoapi.transforms.aead import EspRuns
 
 COUNTER_IV = 8
 """The IV of every counter mode ESP uses (RFC 3686 §3.1, 4106 §3.1, 4309 §3.1, 4543 §3.1,
@@ -50,6 +51,8 @@ COUNTER_IV = 8
 _RAW = ">BBHHHBBH8s4sI{}s"  # outer IPv4 header, then SPI, sequence, IV (of its length)
 _UDP = ">BBHHHBBH8sHHHH4sI{}s"  # ... with the UDP header between (RFC 3948)
 _ESP = ">4sI{}s"  # SPI, sequence number (low 32 bits), IV
+_TEMPLATE_RAW = struct.Struct(">BBHHHBBH8s")  # an outer IPv4 header, length, id, sum 0
+_TEMPLATE_UDP = struct.Struct(">BBHHHBBH8sHHHH")  # ... and the UDP header, length 0
 
 Call = Callable[[bytes, bytes, bytes], bytes]
 
@@ -59,8 +62,8 @@ class FastSa:
 
     __slots__ = (
         "aad_len", "aad_spi", "addresses", "align", "df", "dport", "esp", "forged", "head",
-        "icvlen", "ipv4", "open", "outbound", "prefix", "proto", "random_iv", "raw", "seal",
-        "spi", "sport", "tos_mask", "trailers", "udp", "words",
+        "icvlen", "ipv4", "open", "outbound", "prefix", "proto", "random_iv", "raw", "runs",
+        "seal", "spi", "sport", "tos_mask", "trailers", "udp", "words",
     )  # fmt: skip
 
     def __init__(
@@ -82,6 +85,10 @@ class FastSa:
         self.open: Call = crypto.open if native is None else native.open
         self.forged: type[Exception] = CryptoError if native is None else native.forged
         self.prefix = b"" if native is None else native.prefix
+        self.runs = None if native is None else native.runs
+        """The AEAD's calls for whole runs of packets (:func:`seal_run`), if it has them."""
+        if self.runs is not None:
+            self.runs.bind(spi, esn, crypto.align)
         self.spi = spi
         self.aad_spi = int.from_bytes(spi, "big") << (64 if esn else 32)
         self.aad_len = 12 if esn else 8  # SPI || (high ||) low bits (RFC 4303 §2.2.1)
@@ -150,6 +157,85 @@ def seal(fast: FastSa, seq: int, salt: int, packet: bytes, flow: Flow, *, ident:
         0x45, tos, total, ident, flags, flow.ttl, IPPROTO_ESP, 0xFFFF - words,
         fast.addresses, fast.spi, seq & 0xFFFFFFFF, iv,
     ) + sealed  # fmt: skip
+
+
+def seal_run(
+    fast: FastSa,
+    runs: EspRuns,
+    packets: Sequence[bytes],
+    *,
+    seq: int,
+    salt: int,
+    flow: Flow,
+    ident: int,
+) -> list[bytes]:
+    """:func:`seal` for ``packets`` (all of ``flow``), numbered from ``seq``, in one call of
+    the AEAD's ``runs``; with ``ident`` >= 0 (the first packet's), behind their outer
+    headers. The run shares its outer header's every field but length, identification
+    and checksum, so its template is made here once."""
+    header = b""
+    if ident >= 0:
+        tos = flow.tos & fast.tos_mask
+        flags = fast.df if flow.df else 0
+        if fast.dport:
+            header = _TEMPLATE_UDP.pack(
+                0x45, tos, 0, 0, flags, flow.ttl, IPPROTO_UDP, 0, fast.addresses,
+                fast.sport, fast.dport, 0, 0,
+            )  # fmt: skip
+        else:
+            header = _TEMPLATE_RAW.pack(
+                0x45, tos, 0, 0, flags, flow.ttl, IPPROTO_ESP, 0, fast.addresses
+            )
+    return runs.seal_run(packets, seq, salt, header, ident & 0xFFFF)
+
+
+RUN_CAUSES = ("", "XfrmInHdrError", "XfrmInStateProtoError", BAD_PADDING)
+"""Why an AEAD's ``open_run`` stopped, by its cause number (:class:`~cryptoapi.transforms.
+aead.EspRuns`), named as :func:`open_esp` names it ("": at a packet that is not a drop)."""
+
+
+def open_run(
+    fast: FastSa,
+    runs: EspRuns,
+    replay: ReplayWindow,
+    payloads: Sequence[bytes],
+    start: int,
+    *,
+    packets: float,
+    octets: float,
+) -> tuple[list[bytes], bytes, str]:
+    """(payloads, next headers, why it stopped) of the ESP packets from ``payloads[start]``
+    on that carry the numbers after the window's top in turn, at most ``packets`` of them
+    and below ``octets`` bytes, in one call of the AEAD's ``runs``: :func:`open_esp` for
+    each, whose checks come in the same order, the window moved past them. The run stops
+    before any other packet (why: "") or at one §3.4 rejects (why: as :func:`open_esp`)."""
+    opened, next_headers, cause = runs.open_run(payloads, start, replay.top + 1, packets, octets)
+    replay.accept_next(len(opened))
+    return opened, next_headers, RUN_CAUSES[cause]
+
+
+def open_next(
+    fast: FastSa,
+    replay: ReplayWindow,
+    payloads: Sequence[bytes],
+    start: int,
+    *,
+    packets: float,
+    octets: float,
+) -> tuple[Sequence[bytes], bytes, str]:
+    """(payloads, next headers, why it stopped) from ``payloads[start]`` on, which is the
+    SA's: the packets that follow the window's top by :func:`open_run` if the AEAD takes
+    runs and one does, else that one packet by :func:`open_esp`, any number the window
+    allows."""
+    runs = fast.runs
+    if runs is not None:
+        opened = open_run(fast, runs, replay, payloads, start, packets=packets, octets=octets)
+        if opened[0] or opened[2]:
+            return opened
+    one = open_esp(fast, replay, payloads[start])
+    if isinstance(one, str):
+        return (), b"", one
+    return (one[0],), bytes((one[1],)), ""
 
 
 def open_esp(fast: FastSa, replay: ReplayWindow, esp: bytes) -> tuple[bytes, int] | str:

@@ -69,3 +69,10 @@ class ReplayWindow:
             self.top = seq
         else:
             self.bitmap |= 1 << (self.top - seq)
+
+    def accept_next(self, count: int) -> None:
+        """Record the ``count`` numbers after the highest as received, as ``count`` calls of
+        :meth:`accept` in order would: a run of packets that arrived in sequence."""
+        kept = self.bitmap << count if count < self.size else 0
+        self.bitmap = (kept | ((1 << min(count, self.size)) - 1)) & self._mask
+        self.top += count
