@@ -91,6 +91,10 @@ def test_the_extension_refuses_what_it_cannot_take():
         key.seal_run([b"\x45" + bytes(19)], 1, 0, bytes(12), 0)
     with pytest.raises(ValueError, match="1 to 65535"):
         key.seal_run([b""], 1, 0, b"", 0)
+    with pytest.raises(ValueError, match="too long for its outer header"):
+        key.seal_run([b"\x45" + bytes(0xFFF0)], 1, 0, b"\x45" + bytes(19), 0)
+    huge = bytes(4) + (1).to_bytes(4, "big") + bytes(0x10000)
+    assert key.open_run([huge], 0, 1, 10, 1e9) == ([], b"", 0)  # left to the Python path
 
 
 def test_a_failed_build_leaves_the_provider_absent(tmp_path, monkeypatch):

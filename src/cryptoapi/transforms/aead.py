@@ -56,6 +56,9 @@ registered under one of these names (a one-piece driver too) is held to the same
 ESP_SALT = 4
 """The salt at the end of an ESP AEAD's key, the nonce's first bytes (RFC 4106 §4, RFC 7634
 §2)."""
+ESP_IV = range(8, 9)
+"""The IV lengths of ESP's combined-mode AEADs: 8 bytes (RFC 4106 §3.1, RFC 7634 §2), for a
+:class:`Native` of theirs."""
 
 
 def split_esp_key(name: str, key: bytes, sizes: tuple[int, ...]) -> tuple[bytes, bytes]:

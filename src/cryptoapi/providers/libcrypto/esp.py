@@ -16,13 +16,12 @@ from typing import Any, ClassVar
 from cryptoapi.alg import PRIORITY_LIBCRYPTO, Buffer
 from cryptoapi.providers.libcrypto.extension import load
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.aead import Native, forged, split_esp_key
+from cryptoapi.transforms.aead import ESP_IV, Native, forged, split_esp_key
 
 _EXTENSION = load()
 Key = _EXTENSION.Key
 Forged: type[Exception] = _EXTENSION.Forged
 
-ESP_IV = range(8, 9)  # RFC 4106 §3.1, RFC 7634 §2: an 8-byte IV
 FULL_ICV = 16
 
 

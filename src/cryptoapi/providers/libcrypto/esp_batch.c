@@ -32,6 +32,7 @@
 #define IPV4 20
 #define UDP 8
 #define MAX_ICV 16
+#define MAX_RUN_PACKET 0x10000 /* longer ESP packets (never from UDP) end a run */
 #define IPPROTO_IPIP 4  /* the trailer's next header: an inner IPv4 packet (tunnel mode) */
 #define IPPROTO_IPV6 41 /* ... or an inner IPv6 one */
 
@@ -373,6 +374,11 @@ static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64
         trailer[pad] = (unsigned char)pad;
         trailer[pad + 1] = inner[0] >> 4 == 4 ? IPPROTO_IPIP : IPPROTO_IPV6;
         Py_ssize_t esplen = ESP_HEADER + IV + size + pad + 2 + self->taglen;
+        if (headlen && headlen + esplen > 0xFFFF) {
+            PyErr_SetString(PyExc_ValueError, "seal_run: a packet too long for its outer header");
+            Py_DECREF(out);
+            return NULL;
+        }
         PyObject *esp = PyBytes_FromStringAndSize(NULL, headlen + esplen);
         if (esp == NULL) {
             Py_DECREF(out);
@@ -489,6 +495,7 @@ static PyObject *open_payloads(Key *self, PyObject *payloads, Py_ssize_t start, 
     for (Py_ssize_t i = start; i < end; i++, seq++) {
         PyObject *esp = items[i];
         if (!PyBytes_Check(esp) || PyBytes_GET_SIZE(esp) < ESP_HEADER ||
+            PyBytes_GET_SIZE(esp) > MAX_RUN_PACKET ||
             memcmp(PyBytes_AS_STRING(esp), self->spi, 4) != 0 || taken >= packets ||
             nbytes + (double)PyBytes_GET_SIZE(esp) >= octets ||
             (!self->esn && seq > 0xFFFFFFFF) ||

@@ -16,9 +16,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptoapi.alg import PRIORITY_OPENSSL, Buffer
 from cryptoapi.providers.openssl.aead import GCM_TAG, AesGcm
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.aead import Native, forged, split_esp_key
+from cryptoapi.transforms.aead import ESP_IV, Native, forged, split_esp_key
 
-ESP_IV = range(8, 9)  # RFC 4106 §3.1, RFC 7634 §2: an 8-byte IV
 CHACHA_KEY = 32
 
 
