@@ -321,28 +321,6 @@ static PyObject *key_bind(Key *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
 }
 
-/* seal_run(packets, seq, iv_salt, header, ident) -> list of bytes
- * packets (inner packets of one flow) as the bound SA's ESP packets numbered from seq,
- * each IV seq ^ iv_salt (RFC 4106 §3.1 and RFC 7634 §2 ask only that it be unique under
- * the key; the readable path makes the same one), padded to the alignment with the
- * trailer's next header by the IP version (§2.4); behind a copy of header (an outer IPv4,
- * or IPv4 and UDP, header with length, identification and checksums zero) unless it is
- * empty, its identification from ident on. */
-static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64_t iv_salt,
-                              PyObject *header, uint64_t ident);
-
-static PyObject *key_seal_run(Key *self, PyObject *const *args, Py_ssize_t nargs) {
-    uint64_t seq, iv_salt, ident;
-    PyObject *packets, *header, *out;
-    if (!bound(self) || !check_args(nargs, 5, "seal_run") || !as_u64(args[1], &seq) ||
-        !as_u64(args[2], &iv_salt) || !(header = bytes_arg(args, 3, "header")) ||
-        !as_u64(args[4], &ident) || !(packets = PySequence_Fast(args[0], "packets: a sequence")))
-        return NULL;
-    out = seal_packets(self, packets, seq, iv_salt, header, ident);
-    Py_DECREF(packets);
-    return out;
-}
-
 /* seal_run's work, over packets as a list or a tuple. */
 static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64_t iv_salt,
                               PyObject *header, uint64_t ident) {
@@ -406,6 +384,25 @@ static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64
     return out;
 }
 
+/* seal_run(packets, seq, iv_salt, header, ident) -> list of bytes
+ * packets (inner packets of one flow) as the bound SA's ESP packets numbered from seq,
+ * each IV seq ^ iv_salt (RFC 4106 §3.1 and RFC 7634 §2 ask only that it be unique under
+ * the key; the readable path makes the same one), padded to the alignment with the
+ * trailer's next header by the IP version (§2.4); behind a copy of header (an outer IPv4,
+ * or IPv4 and UDP, header with length, identification and checksums zero) unless it is
+ * empty, its identification from ident on. */
+static PyObject *key_seal_run(Key *self, PyObject *const *args, Py_ssize_t nargs) {
+    uint64_t seq, iv_salt, ident;
+    PyObject *packets, *header, *out;
+    if (!bound(self) || !check_args(nargs, 5, "seal_run") || !as_u64(args[1], &seq) ||
+        !as_u64(args[2], &iv_salt) || !(header = bytes_arg(args, 3, "header")) ||
+        !as_u64(args[4], &ident) || !(packets = PySequence_Fast(args[0], "packets: a sequence")))
+        return NULL;
+    out = seal_packets(self, packets, seq, iv_salt, header, ident);
+    Py_DECREF(packets);
+    return out;
+}
+
 /* Whether the padding before the trailer is §2.4's 1, 2, 3, ... */
 static int padding_ok(const unsigned char *plain, Py_ssize_t size) {
     int pad = plain[size - 2];
@@ -447,32 +444,6 @@ static int open_one(Key *self, PyObject *esp, uint64_t seq, PyObject **payload,
         return -1;
     *payload = opened;
     return TAKEN_ALL;
-}
-
-/* open_run(payloads, start, seq, packets, octets) -> (payloads opened, next headers, cause)
- * The bound SA's ESP packets payloads[start:], as long as each carries the next sequence
- * number from seq on (above the window's top, so new: §3.4.3), at most ``packets`` of
- * them, whose ESP lengths stay below ``octets`` in all (the SA's lifetime room). Checked
- * in §3.4's order: length, ICV, padding. The run stops before a packet it does not take
- * (cause TAKEN_ALL: the caller looks at it) or at a packet §3.4 rejects (cause
- * BAD_LENGTH, FORGED or BAD_PADDING: dropped, not to be opened again). */
-static PyObject *open_payloads(Key *self, PyObject *payloads, Py_ssize_t start, uint64_t seq,
-                               double packets, double octets);
-
-static PyObject *key_open_run(Key *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_ssize_t start;
-    uint64_t seq;
-    PyObject *payloads, *out;
-    double packets, octets;
-    if (!bound(self) || !check_args(nargs, 5, "open_run") || !as_size(args[1], &start) ||
-        !as_u64(args[2], &seq) ||
-        ((packets = PyFloat_AsDouble(args[3])) == -1.0 && PyErr_Occurred()) ||
-        ((octets = PyFloat_AsDouble(args[4])) == -1.0 && PyErr_Occurred()) ||
-        !(payloads = PySequence_Fast(args[0], "payloads: a sequence")))
-        return NULL;
-    out = open_payloads(self, payloads, start, seq, packets, octets);
-    Py_DECREF(payloads);
-    return out;
 }
 
 /* open_run's work, over payloads as a list or a tuple. */
@@ -523,6 +494,29 @@ fail:
     Py_XDECREF(opened);
     Py_XDECREF(next_headers);
     return NULL;
+}
+
+/* open_run(payloads, start, seq, packets, octets) -> (payloads opened, next headers, cause)
+ * The bound SA's ESP packets payloads[start:], as long as each carries the next sequence
+ * number from seq on (above the window's top, so new: §3.4.3), at most ``packets`` of
+ * them, whose ESP lengths stay below ``octets`` in all (the SA's lifetime room). Checked
+ * in §3.4's order: length, ICV, padding. The run stops before a packet it does not take
+ * (cause TAKEN_ALL: the caller looks at it) or at a packet §3.4 rejects (cause
+ * BAD_LENGTH, FORGED or BAD_PADDING: dropped, not to be opened again). */
+static PyObject *key_open_run(Key *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t start;
+    uint64_t seq;
+    PyObject *payloads, *out;
+    double packets, octets;
+    if (!bound(self) || !check_args(nargs, 5, "open_run") || !as_size(args[1], &start) ||
+        !as_u64(args[2], &seq) ||
+        ((packets = PyFloat_AsDouble(args[3])) == -1.0 && PyErr_Occurred()) ||
+        ((octets = PyFloat_AsDouble(args[4])) == -1.0 && PyErr_Occurred()) ||
+        !(payloads = PySequence_Fast(args[0], "payloads: a sequence")))
+        return NULL;
+    out = open_payloads(self, payloads, start, seq, packets, octets);
+    Py_DECREF(payloads);
+    return out;
 }
 
 static PyMethodDef key_methods[] = {
