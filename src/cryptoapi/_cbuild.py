@@ -96,7 +96,8 @@ def compiler_version(compiler: str) -> bytes:
 
 
 def build_key(source: bytes, version: bytes) -> str:
-    """16 hex digits of SHA-256 over the source and the compiler's version."""
+    """16 hex digits of SHA-256 over the source and ``version``: the compiler's, with what
+    else the binary depends on and the options it is built with."""
     digest = hashlib.sha256(hashlib.sha256(source).digest() + version)
     return digest.hexdigest()[:16]
 
