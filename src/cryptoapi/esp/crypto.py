@@ -11,7 +11,10 @@ skcipher (``cbc(aes)``, ``rfc3686(ctr(aes))``; none for NULL, RFC 2410) and keye
 high 32 bits are authenticated *after* the payload (§2.2.1), which ``authenc``'s tag
 (``assoc || IV || C``) cannot express (the kernel needs a second template, ``authencesn``,
 for it), and NULL encryption has no skcipher to give ``authenc``. Both parts are
-registry lookups, so each is the fastest implementation that passed its self-test.
+registry lookups, so each is the fastest implementation that passed its self-test. The
+SA's ``authenc`` of the same two names is allocated as well, for its calls for whole runs
+of packets (:class:`~cryptoapi.transforms.aead.EspRuns`; libcrypto's drivers have them, and
+take the ESN high bits after the payload in a run): one packet at a time stays here.
 
 IVs (RFC 4303 §3.3.2 asks only that they be what the transform needs): the counter modes
 (CTR, GCM, CCM, GMAC, ChaCha20-Poly1305) take the 64-bit sequence number xored with a
@@ -26,10 +29,10 @@ import os
 from collections.abc import Callable
 
 from cryptoapi import Registry
-from cryptoapi.errors import BadMessage
+from cryptoapi.errors import AlgorithmNotFound, BadMessage
 from cryptoapi.pfkey.db.sad import SecurityAssociation
 from cryptoapi.pfkey.km.algorithms import AUTH, ENCRYPT, AlgSpec
-from cryptoapi.transforms.aead import EspAead, Native
+from cryptoapi.transforms.aead import EspAead, EspRuns, Native
 
 CBC_PREFIX = "cbc("  # cbc(aes), cbc(des3_ede), cbc(camellia), ...: random IVs
 ESP_HEADER = 8  # RFC 4303 §2: SPI (4) || sequence number (4)
@@ -48,9 +51,10 @@ Open = Callable[[bytes, bytes, bytes], bytes]
 
 class EspCrypto:
     """The seal/open functions of one SA and the sizes ESP framing needs; ``native``, the
-    combined-mode transform's own native calls (see :meth:`EspAead.esp_native`), or None."""
+    combined-mode transform's own native calls (see :meth:`EspAead.esp_native`), or None;
+    ``runs``, its calls for whole runs of packets (:class:`EspRuns`), or None."""
 
-    __slots__ = ("align", "counter_iv", "icvlen", "ivlen", "native", "open", "seal")
+    __slots__ = ("align", "counter_iv", "icvlen", "ivlen", "native", "open", "runs", "seal")
 
     def __init__(
         self,
@@ -62,18 +66,21 @@ class EspCrypto:
         align: int,
         counter_iv: bool,
         native: Native | None = None,
+        runs: EspRuns | None = None,
     ) -> None:
         self.seal = seal
         self.open = open
         self.native = native
+        self.runs = runs
         self.ivlen = ivlen
         self.icvlen = icvlen
         self.align = align  # the payload, padded, is a multiple of this (RFC 4303 §2.4)
         self.counter_iv = counter_iv
 
-    def iv(self) -> bytes:
-        """A random IV, for the modes without a counter IV (CBC; NULL has none)."""
-        return os.urandom(self.ivlen) if self.ivlen else b""
+    def iv(self, count: int = 1) -> bytes:
+        """A random IV (``count`` of them, one after another), for the modes without a
+        counter IV (CBC; NULL has none)."""
+        return os.urandom(self.ivlen * count) if self.ivlen else b""
 
 
 def for_sa(registry: Registry, sa: SecurityAssociation) -> EspCrypto:
@@ -92,7 +99,7 @@ def _combined(registry: Registry, spec: AlgSpec, key: bytes) -> EspCrypto:
     native = aead.esp_native() if isinstance(aead, EspAead) else None
     return EspCrypto(
         aead.encrypt, aead.decrypt, ivlen=spec.ivlen, icvlen=spec.icv, align=4, counter_iv=True,
-        native=native,
+        native=native, runs=None if native is None else native.runs,
     )  # fmt: skip
     # (GMAC encrypts nothing, so it too needs only 4-byte alignment: RFC 4543 §3.2)
 
@@ -110,15 +117,33 @@ def _encrypt_then_mac(
         align = max(4, cipher.blocksize)
     icvlen = 0
     mac: Callable[[bytes], bytes] | None = None
+    runs = None
     if auth is not None and not auth.is_null:
         shash = registry.alloc_shash(auth.name)
         shash.setkey(sa.auth_key)
         mac, icvlen = shash.digest, auth.icv
+        if not encrypt.is_null:
+            runs = _authenc_runs(registry, encrypt, auth, sa)
     seal, open_ = _etm(cipher_encrypt, cipher_decrypt, mac, icvlen)
     return EspCrypto(
         seal, open_, ivlen=encrypt.ivlen, icvlen=icvlen, align=align,
-        counter_iv=bool(encrypt.ivlen) and not encrypt.name.startswith(CBC_PREFIX),
+        counter_iv=bool(encrypt.ivlen) and not encrypt.name.startswith(CBC_PREFIX), runs=runs,
     )  # fmt: skip
+
+
+def _authenc_runs(
+    registry: Registry, encrypt: AlgSpec, auth: AlgSpec, sa: SecurityAssociation
+) -> EspRuns | None:
+    """The runs of the SA's ``authenc(auth,encrypt)`` (the kernel's one name for the same
+    encrypt-then-MAC; its key enckeylen || authkey || enckey), if its best tested
+    implementation has them; None if it has none or the name is not served (FIPS mode)."""
+    try:
+        aead = registry.alloc_aead(f"authenc({auth.name},{encrypt.name})")
+    except AlgorithmNotFound:
+        return None
+    aead.setkey(len(sa.encrypt_key).to_bytes(4, "big") + sa.auth_key + sa.encrypt_key)
+    aead.setauthsize(auth.icv)
+    return aead.esp_runs()
 
 
 def _identity(iv: bytes, data: bytes) -> bytes:

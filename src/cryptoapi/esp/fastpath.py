@@ -51,7 +51,7 @@ COUNTER_IV = 8
 _RAW = ">BBHHHBBH8s4sI{}s"  # outer IPv4 header, then SPI, sequence, IV (of its length)
 _UDP = ">BBHHHBBH8sHHHH4sI{}s"  # ... with the UDP header between (RFC 3948)
 _ESP = ">4sI{}s"  # SPI, sequence number (low 32 bits), IV
-_TEMPLATE_RAW = struct.Struct(">BBHHHBBH8s")  # an outer IPv4 header, length, id, sum 0
+_TEMPLATE_RAW = struct.Struct(">BBHHHBBH8s")  # an outer IPv4 header, length and sum 0
 _TEMPLATE_UDP = struct.Struct(">BBHHHBBH8sHHHH")  # ... and the UDP header, length 0
 
 Call = Callable[[bytes, bytes, bytes], bytes]
@@ -85,8 +85,8 @@ class FastSa:
         self.open: Call = crypto.open if native is None else native.open
         self.forged: type[Exception] = CryptoError if native is None else native.forged
         self.prefix = b"" if native is None else native.prefix
-        self.runs = None if native is None else native.runs
-        """The AEAD's calls for whole runs of packets (:func:`seal_run`), if it has them."""
+        self.runs = crypto.runs
+        """The SA's calls for whole runs of packets (:func:`seal_run`), if it has them."""
         if self.runs is not None:
             self.runs.bind(spi, esn, crypto.align)
         self.spi = spi
@@ -170,27 +170,30 @@ def seal_run(
     ident: int,
 ) -> list[bytes]:
     """:func:`seal` for ``packets`` (all of ``flow``), numbered from ``seq``, in one call of
-    the AEAD's ``runs``; with ``ident`` >= 0 (the first packet's), behind their outer
-    headers. The run shares its outer header's every field but length, identification
-    and checksum, so its template is made here once."""
+    the SA's ``runs`` (CBC's random IVs drawn here for the whole run); with ``ident`` >= 0
+    (the first packet's), behind their outer headers. The run shares its outer header's
+    every field but length, identification and checksum, so its template is made here
+    once, with the first identification."""
     header = b""
     if ident >= 0:
         tos = flow.tos & fast.tos_mask
         flags = fast.df if flow.df else 0
+        ident &= 0xFFFF
         if fast.dport:
             header = _TEMPLATE_UDP.pack(
-                0x45, tos, 0, 0, flags, flow.ttl, IPPROTO_UDP, 0, fast.addresses,
+                0x45, tos, 0, ident, flags, flow.ttl, IPPROTO_UDP, 0, fast.addresses,
                 fast.sport, fast.dport, 0, 0,
             )  # fmt: skip
         else:
             header = _TEMPLATE_RAW.pack(
-                0x45, tos, 0, 0, flags, flow.ttl, IPPROTO_ESP, 0, fast.addresses
+                0x45, tos, 0, ident, flags, flow.ttl, IPPROTO_ESP, 0, fast.addresses
             )
-    return runs.seal_run(packets, seq, salt, header, ident & 0xFFFF)
+    ivs = b"" if fast.random_iv is None else fast.random_iv(len(packets))
+    return runs.seal_run(packets, seq, salt, ivs, header)
 
 
 RUN_CAUSES = ("", "XfrmInHdrError", "XfrmInStateProtoError", BAD_PADDING)
-"""Why an AEAD's ``open_run`` stopped, by its cause number (:class:`~cryptoapi.transforms.
+"""Why a key's ``open_run`` stopped, by its cause number (:class:`~cryptoapi.transforms.
 aead.EspRuns`), named as :func:`open_esp` names it ("": at a packet that is not a drop)."""
 
 
@@ -206,7 +209,7 @@ def open_run(
 ) -> tuple[list[bytes], bytes, str]:
     """(payloads, next headers, why it stopped) of the ESP packets from ``payloads[start]``
     on that carry the numbers after the window's top in turn, at most ``packets`` of them
-    and below ``octets`` bytes, in one call of the AEAD's ``runs``: :func:`open_esp` for
+    and below ``octets`` bytes, in one call of the SA's ``runs``: :func:`open_esp` for
     each, whose checks come in the same order, the window moved past them. The run stops
     before any other packet (why: "") or at one §3.4 rejects (why: as :func:`open_esp`)."""
     opened, next_headers, cause = runs.open_run(payloads, start, replay.top + 1, packets, octets)
@@ -224,7 +227,7 @@ def open_next(
     octets: float,
 ) -> tuple[Sequence[bytes], bytes, str]:
     """(payloads, next headers, why it stopped) from ``payloads[start]`` on, which is the
-    SA's: the packets that follow the window's top by :func:`open_run` if the AEAD takes
+    SA's: the packets that follow the window's top by :func:`open_run` if the SA takes
     runs and one does, else that one packet by :func:`open_esp`, any number the window
     allows."""
     runs = fast.runs

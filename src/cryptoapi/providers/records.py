@@ -84,6 +84,23 @@ _CLASSIC: dict[str, tuple[AlgType, dict[str, Any]]] = {
         AlgType.AEAD,
         {"ivsize": 8, "maxauthsize": 16, "authsizes": (16,), "min_keysize": 36, "max_keysize": 36},
     ),
+    # encrypt-then-MAC as the authenc template builds it over HMAC and AES-CBC: a 16-byte
+    # IV, key enckeylen (4 bytes) || authkey (up to 1024 bytes) || AES key, tags of 1 byte
+    # to the whole digest
+    **{
+        f"authenc(hmac({name}),cbc(aes))": (
+            AlgType.AEAD,
+            {
+                "blocksize": 16,
+                "ivsize": 16,
+                "min_keysize": 4 + 16,
+                "max_keysize": 4 + 1024 + 32,
+                "maxauthsize": size,
+                "authsizes": tuple(range(1, size + 1)),
+            },
+        )
+        for name, size in (("sha1", 20), ("sha256", 32), ("sha384", 48), ("sha512", 64))
+    },
     "cmac(aes)": (AlgType.SHASH, {"digestsize": 16, "blocksize": 16, "keyed": True, **_AES_KEYS}),
     "poly1305": (AlgType.SHASH, {"digestsize": 16, "blocksize": 16, "keyed": True, **_CHACHA_KEY}),
     # GHASH (SP 800-38D §6.4) and POLYVAL (RFC 8452 §3): keyed with H, one block

@@ -39,6 +39,9 @@ _GENERIC_HASH_MODULES = {
 }
 
 
+AUTHENC_HASHES = ("sha1", "sha256", "sha384", "sha512")
+"""The hashes of the ``authenc(hmac(...),cbc(aes))`` instances and drivers."""
+
 LEGACY_CIPHERS = ("des3_ede", "camellia", "blowfish", "cast5")
 """Block ciphers IPsec still names (providers/legacy_records.py has their shapes)."""
 _NOT_CAMELLIA = tuple(name for name in LEGACY_CIPHERS if name != "camellia")
@@ -113,6 +116,11 @@ PROVIDERS: dict[str, tuple[tuple[str, str], ...]] = {
     "cryptoapi.providers.libcrypto.esp": (
         ("rfc4106(gcm(aes))", "rfc4106-gcm-aes-libcrypto"),
         ("rfc7539esp(chacha20,poly1305)", "rfc7539esp-chacha20-poly1305-libcrypto"),
+    ),
+    # ... and ESP's encrypt-then-MAC (at 300: see PARTIAL)
+    "cryptoapi.providers.libcrypto.authenc": tuple(
+        (f"authenc(hmac({name}),cbc(aes))", f"authenc-hmac-{name}-cbc-aes-libcrypto")
+        for name in AUTHENC_HASHES
     ),
     "cryptoapi.providers.openssl.kpp": _offers(
         ("curve25519", "ecdh-nist-p256", "ecdh-nist-p384", "dh"), "openssl"
@@ -199,6 +207,13 @@ PRIORITIES: dict[str, int] = {
 """Provider module -> the priority of its drivers (generic 100, pure 200, OpenSSL 300,
 libcrypto from C 310)."""
 
+AT_OPENSSL = 300
+"""The priority of libcrypto's one-piece ``authenc`` drivers: OpenSSL's, so that they win
+the tie with the instances over the ``openssl`` provider's parts (one piece wins a tie)
+without raising the bound on template instances' priorities, as 310 would (``authenc`` is
+an inner algorithm of ``essiv``): ``gcm(aes)`` would then be built over ``aes-openssl``
+although ``gcm-aes-openssl`` cannot be outranked."""
+
 ONE_PIECE = 290
 """The priority of a one-piece driver of a composed name that measures slower than the
 composition over OpenSSL (300) for the short outputs keys are: ``kdf108ctr-cmac-aes-openssl``
@@ -211,9 +226,10 @@ PARTIAL: dict[str, int] = {
     # Pure Python mechanisms (200) ranked among themselves as the kernel ranks them.
     **{driver: 200 + rank for rank, driver in enumerate(DRBG_DRIVERS)},
     "kdf108ctr-cmac-aes-openssl": ONE_PIECE,
+    **{f"authenc-hmac-{name}-cbc-aes-libcrypto": AT_OPENSSL for name in AUTHENC_HASHES},
 }
-"""Drivers registered below their module's priority (partial implementations, and a
-one-piece driver slower than its composition)."""
+"""Drivers registered below their module's priority (partial implementations, a one-piece
+driver slower than its composition, and libcrypto's encrypt-then-MAC at ``AT_OPENSSL``)."""
 
 TEMPLATES: dict[str, str] = {
     name: f"cryptoapi.templates.{name}"
@@ -226,8 +242,6 @@ TEMPLATES: dict[str, str] = {
     )
 }  # fmt: skip
 """Template name -> the module defining it (one template per module)."""
-
-AUTHENC_HASHES = ("sha1", "sha256", "sha384", "sha512")
 
 INSTANCES: tuple[str, ...] = (
     *(f"hmac({name})" for name in HASHES),

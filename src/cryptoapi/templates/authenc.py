@@ -36,7 +36,7 @@ MAX_AUTHKEY = 1024  # HMAC hashes longer keys first; no IPsec key comes near thi
 def extract_keys(key: bytes, enc: Algorithm, name: str) -> tuple[bytes, bytes]:
     """(authkey, enckey) of an authenc key, enckeylen (4 bytes) || authkey || enckey, as
     the kernel's ``crypto_authenc_extractkeys``; InvalidKey unless the enckey is a key size
-    of the skcipher ``enc`` and the lengths add up."""
+    of the skcipher ``enc`` (its record, or one of the same sizes) and the lengths add up."""
     enckeylen = int.from_bytes(key[:LENGTH_FIELD], "big")
     authkeylen = len(key) - LENGTH_FIELD - enckeylen
     if (
@@ -49,6 +49,19 @@ def extract_keys(key: bytes, enc: Algorithm, name: str) -> tuple[bytes, bytes]:
             f"with an enckey of {enc.min_keysize} to {enc.max_keysize} bytes"
         )
     return key[LENGTH_FIELD : LENGTH_FIELD + authkeylen], key[len(key) - enckeylen :]
+
+
+def check_data(name: str, enc: Algorithm, size: int) -> None:
+    """InvalidArgument unless ``size`` bytes of P or C meet the skcipher ``enc``'s data
+    rule (see :class:`~cryptoapi.alg.Algorithm`): at least its minimum, or whole blocks.
+    (A one-piece driver of an authenc name passes the record of its skcipher's name.)"""
+    if enc.min_datasize:
+        if size < enc.min_datasize:
+            raise InvalidArgument(f"{name}: needs at least {enc.min_datasize} bytes, got {size}")
+    elif size % enc.blocksize:
+        raise InvalidArgument(
+            f"{name}: data must be whole {enc.blocksize}-byte blocks, got {size} bytes"
+        )
 
 
 class Authenc:
@@ -71,19 +84,6 @@ class Authenc:
     def setauthsize(self, authsize: int, /) -> None:
         self._authsize = authsize
 
-    def _check(self, size: int) -> None:
-        """The skcipher's data rule (see :class:`~cryptoapi.alg.Algorithm`)."""
-        enc = self._enc_alg
-        if enc.min_datasize:
-            if size < enc.min_datasize:
-                raise InvalidArgument(
-                    f"{self._name}: needs at least {enc.min_datasize} bytes, got {size}"
-                )
-        elif size % enc.blocksize:
-            raise InvalidArgument(
-                f"{self._name}: data must be whole {enc.blocksize}-byte blocks, got {size} bytes"
-            )
-
     def _tag(self, iv: bytes, ciphertext: Buffer, assoc: Buffer) -> bytes:
         state = self._auth.init()
         state.update(assoc)
@@ -92,14 +92,14 @@ class Authenc:
         return state.digest()[: self._authsize]
 
     def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
-        self._check(len(byte_view(plaintext)))
+        check_data(self._name, self._enc_alg, len(byte_view(plaintext)))
         ciphertext = self._enc.encrypt(iv, plaintext)
         return ciphertext + self._tag(iv, ciphertext, assoc)
 
     def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes:
         view = byte_view(data)
         ciphertext, tag = view[: len(view) - self._authsize], view[len(view) - self._authsize :]
-        self._check(len(ciphertext))
+        check_data(self._name, self._enc_alg, len(ciphertext))
         if not hmac.compare_digest(self._tag(iv, ciphertext, assoc), tag):
             raise forged(self._name)
         return self._enc.decrypt(iv, ciphertext)

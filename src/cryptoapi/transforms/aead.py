@@ -99,12 +99,13 @@ class EspRuns(Protocol):
         ...
 
     def seal_run(
-        self, packets: Sequence[bytes], seq: int, iv_salt: int, header: bytes, ident: int, /
+        self, packets: Sequence[bytes], seq: int, iv_salt: int, ivs: bytes, header: bytes, /
     ) -> list[bytes]:
         """``packets`` (one flow's) as ESP packets numbered from ``seq``, each IV
-        ``seq ^ iv_salt``; behind a copy of ``header`` (an outer IPv4, or IPv4 and UDP,
-        header; or empty) whose length, identification (from ``ident`` on) and checksum
-        are filled in."""
+        ``seq ^ iv_salt`` for a counter mode, or the next of ``ivs`` (random, one per
+        packet; else empty) for CBC; behind a copy of ``header`` (an outer IPv4, or IPv4
+        and UDP, header with the first packet's identification; or empty) whose length
+        and checksum are filled in and whose identification counts up."""
         ...
 
     def open_run(
@@ -124,7 +125,8 @@ class Native:
     plaintext or raises ``forged``; both for bytes arguments and IV lengths in ``ivs`` only.
     The nonce is ``prefix`` || IV: ESP's AEADs keep a salt at the end of the key (RFC 4106
     §4, RFC 7634 §2), for other names the prefix is empty and the nonce is the IV (as it
-    is for an ESP core whose native calls put the salt before the IV themselves)."""
+    is for an ESP core whose native calls put the salt before the IV themselves). ``ivs``
+    may be empty: a core that offers ``runs`` but no one-packet native call."""
 
     __slots__ = ("first", "forged", "ivs", "last", "open", "prefix", "runs", "seal")
 
@@ -212,6 +214,12 @@ class Aead(KeyedTransform[AeadCore]):
         """Take the serving core's native calls (without a nonce prefix: those are ESP's)."""
         native = self._offered_native()
         self._native = NO_NATIVE if native.prefix else native
+
+    def esp_runs(self) -> EspRuns | None:
+        """The serving core's calls for whole runs of ESP packets under this key, or None
+        (no key; a core without them: most, and every fault-injecting wrapper). For the ESP
+        data path's per-SA fast path; valid until the next ``setkey`` or ``setauthsize``."""
+        return self._offered_native().runs
 
     def _offered_native(self) -> Native:
         """The serving core's native calls for the IV lengths both it and the name allow;

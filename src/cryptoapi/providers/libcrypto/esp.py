@@ -13,66 +13,27 @@ offers nothing and the ``openssl`` drivers serve.
 
 from typing import Any, ClassVar
 
-from cryptoapi.alg import PRIORITY_LIBCRYPTO, Buffer
-from cryptoapi.providers.libcrypto.extension import load
+from cryptoapi.alg import PRIORITY_LIBCRYPTO
+from cryptoapi.providers.libcrypto.core import EXTENSION, ExtensionCore
 from cryptoapi.providers.records import record
-from cryptoapi.transforms.aead import ESP_IV, Native, forged, split_esp_key
-
-_EXTENSION = load()
-Key = _EXTENSION.Key
-Forged: type[Exception] = _EXTENSION.Forged
-
-FULL_ICV = 16
+from cryptoapi.transforms.aead import ESP_IV, split_esp_key
 
 
-class _EspAead:
-    """One SA's key in the extension, remade whole by ``setkey`` and ``setauthsize``."""
+class _EspAead(ExtensionCore):
+    """One SA's key in the extension (which puts the salt before the IV: no prefix)."""
 
-    __slots__ = ("_authsize", "_key", "_secret")
+    __slots__ = ()
 
-    name = ""
+    native_ivs = ESP_IV
     ciphers: ClassVar[dict[int, str]] = {}
     """libcrypto's name of the cipher, by the length of the key without its salt."""
-
-    def __init__(self) -> None:
-        self._authsize = FULL_ICV
-        self._secret: tuple[bytes, bytes] | None = None
-        self._key: Any = None  # the extension's Key
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} ICV {self._authsize}>"  # never the key
 
     def setkey(self, key: bytes, /) -> None:
         self._secret = split_esp_key(self.name, bytes(key), tuple(self.ciphers))
         self._rekey()
 
-    def setauthsize(self, authsize: int, /) -> None:
-        self._authsize = authsize
-        self._rekey()
-
-    def _rekey(self) -> None:
-        if self._secret is not None:
-            cipher_key, salt = self._secret
-            self._key = Key(self.ciphers[len(cipher_key)], cipher_key, salt, self._authsize)
-
-    def native(self) -> Native | None:
-        """The extension's calls (it puts the salt before the IV: no prefix), with its
-        calls for whole runs of ESP packets."""
-        key = self._key
-        if key is None:
-            return None
-        return Native(key.seal, key.open, ESP_IV, Forged, runs=key)
-
-    def encrypt(self, iv: bytes, plaintext: Buffer, assoc: Buffer, /) -> bytes:
-        sealed: bytes = self._key.seal(bytes(iv), bytes(plaintext), bytes(assoc))
-        return sealed
-
-    def decrypt(self, iv: bytes, data: Buffer, assoc: Buffer, /) -> bytes:
-        try:
-            plaintext: bytes = self._key.open(bytes(iv), bytes(data), bytes(assoc))
-        except Forged:
-            raise forged(self.name) from None
-        return plaintext
+    def _made(self, cipher_key: bytes, salt: bytes, /) -> Any:
+        return EXTENSION.Key(self.ciphers[len(cipher_key)], cipher_key, salt, self._authsize)
 
 
 class Rfc4106Gcm(_EspAead):

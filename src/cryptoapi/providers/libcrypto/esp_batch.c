@@ -1,11 +1,18 @@
-/* ESP's combined-mode AEADs over OpenSSL's libcrypto, one packet or a run of them per call.
+/* ESP's ciphers over OpenSSL's libcrypto, one packet or a run of them per call.
  *
  * The CPython extension behind cryptoapi.providers.libcrypto: RFC 4106 (AES-GCM) and
  * RFC 7634 (ChaCha20-Poly1305) as ESP uses them, the nonce the key's 4-byte salt followed
- * by the packet's 8-byte IV (RFC 4106 §4, RFC 7634 §2).
+ * by the packet's 8-byte IV (RFC 4106 §4, RFC 7634 §2); and encrypt-then-MAC, AES-CBC with
+ * HMAC (RFC 3602, RFC 4868), as the authenc template composes it: the ICV over the ESP
+ * header || IV || ciphertext (RFC 4303 §3.3.2), and with extended sequence numbers their
+ * high 32 bits after those (§2.2.1, the kernel's authencesn).
  *
- *   Key(cipher, key, salt, taglen)     one SA's key: an EVP context each way, keyed once
- *   Key.seal(iv, plaintext, aad)       ciphertext || ICV
+ *   Key(cipher, key, salt, taglen)     one SA's AEAD key: an EVP context each way, keyed once
+ *   EtmKey(cipher, key, digest, authkey, taglen)
+ *                                      one SA's encrypt-then-MAC keys: the cipher's contexts
+ *                                      and one HMAC context, keyed once
+ *   Key.seal(iv, plaintext, aad)       ciphertext || ICV (EtmKey: the ICV over aad || iv ||
+ *                                      ciphertext, whole blocks in)
  *   Key.open(iv, data, aad)            the plaintext, or Forged (no plaintext is released)
  *   Key.bind(spi, esn, align)          the SA (its SPI, ESN, padding) the runs frame
  *   Key.seal_run(...)                  the ESP packets (RFC 4303 §3.3) of a run of inner
@@ -15,14 +22,18 @@
  *                                      (§3.4), stopping at the first it cannot take
  *
  * seal and open are what the self-test manager checks against the published vectors; the
- * runs frame packets around the same two functions (aead_seal, aead_open), and the ESP
- * data path's readable code is their reference (tests/esp/test_fastpath.py).
+ * runs frame packets around the same functions (aead_seal and aead_open, etm_seal and
+ * etm_open), and the ESP data path's readable code is their reference
+ * (tests/esp/test_fastpath.py). A CBC run's IVs come from the caller, which draws them from
+ * the OS as RFC 3602 §3 asks (unpredictable) and as the readable path does.
  *
  * The GIL is held throughout: a Key's contexts are used by one call at a time.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #define SALT 4          /* RFC 4106 §4, RFC 7634 §2 */
@@ -31,7 +42,9 @@
 #define ESP_HEADER 8    /* RFC 4303 §2: SPI || sequence number */
 #define IPV4 20
 #define UDP 8
-#define MAX_ICV 16
+#define AEAD_MAX_ICV 16
+#define MAX_ICV EVP_MAX_MD_SIZE /* an HMAC's whole digest */
+#define MAX_BLOCK 16
 #define MAX_RUN_PACKET 0x10000 /* longer ESP packets (never from UDP) end a run */
 #define IPPROTO_IPIP 4  /* the trailer's next header: an inner IPv4 packet (tunnel mode) */
 #define IPPROTO_IPV6 41 /* ... or an inner IPv6 one */
@@ -45,7 +58,10 @@ typedef struct {
     PyObject_HEAD
     EVP_CIPHER_CTX *enc;
     EVP_CIPHER_CTX *dec;
+    EVP_MAC_CTX *mac;     /* EtmKey's HMAC, keyed once; NULL for an AEAD's Key */
     unsigned char salt[SALT];
+    int ivlen;            /* on the wire: 8 (the AEADs) or the cipher's block (CBC) */
+    int block;            /* the length of whole blocks: 1 for the AEADs */
     int taglen;
     unsigned char spi[4]; /* the SA's, bound by bind() for the runs */
     int esn;
@@ -124,52 +140,180 @@ static int aead_open(Key *key, const unsigned char *nonce, const unsigned char *
     return 1;
 }
 
+/* The HMAC of aad || iv || text || high into icv (the whole digest), 0; -1 on a failure.
+ * The context keeps its key: each message starts from it again (EVP_MAC_init, no key). */
+static int mac_of(Key *key, const unsigned char *aad, int aadlen, const unsigned char *iv,
+                  const unsigned char *text, int textlen, const unsigned char *high, int highlen,
+                  unsigned char *icv) {
+    EVP_MAC_CTX *mac = key->mac;
+    size_t made = 0;
+    if (EVP_MAC_init(mac, NULL, 0, NULL) != 1 || EVP_MAC_update(mac, aad, aadlen) != 1 ||
+        EVP_MAC_update(mac, iv, key->ivlen) != 1 || EVP_MAC_update(mac, text, textlen) != 1 ||
+        (highlen && EVP_MAC_update(mac, high, highlen) != 1) ||
+        EVP_MAC_final(mac, icv, &made, MAX_ICV) != 1)
+        return -1;
+    return 0;
+}
+
+/* ciphertext || ICV of (part || tail), whole blocks, encrypted under iv, then the ICV over
+ * aad || iv || ciphertext || high (RFC 4303 §3.3.2, §2.2.1): encrypt-then-MAC. */
+static int etm_seal(Key *key, const unsigned char *iv, const unsigned char *aad, int aadlen,
+                    const unsigned char *part, int partlen, const unsigned char *tail,
+                    int taillen, const unsigned char *high, int highlen, unsigned char *out) {
+    EVP_CIPHER_CTX *ctx = key->enc;
+    unsigned char icv[MAX_ICV];
+    int n = 0, done = 0;
+    if (EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv) != 1 ||
+        EVP_EncryptUpdate(ctx, out, &n, part, partlen) != 1)
+        return -1;
+    done = n;
+    if (taillen && EVP_EncryptUpdate(ctx, out + done, &n, tail, taillen) != 1)
+        return -1;
+    done += taillen ? n : 0;
+    if (EVP_EncryptFinal_ex(ctx, out + done, &n) != 1)
+        return -1;
+    done += n;
+    if (mac_of(key, aad, aadlen, iv, out, done, high, highlen, icv) < 0)
+        return -1;
+    memcpy(out + done, icv, key->taglen);
+    return done + key->taglen;
+}
+
+/* As aead_open, for encrypt-then-MAC: the ICV is checked (in constant time) before
+ * anything is decrypted (RFC 4303 §3.4.4). */
+static int etm_open(Key *key, const unsigned char *iv, const unsigned char *aad, int aadlen,
+                    const unsigned char *data, int datalen, const unsigned char *high,
+                    int highlen, unsigned char *out) {
+    EVP_CIPHER_CTX *ctx = key->dec;
+    int textlen = datalen - key->taglen, n = 0, last = 0;
+    unsigned char icv[MAX_ICV];
+    if (mac_of(key, aad, aadlen, iv, data, textlen, high, highlen, icv) < 0)
+        return -1;
+    if (CRYPTO_memcmp(icv, data + textlen, key->taglen) != 0)
+        return 0;
+    if (EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv) != 1 ||
+        EVP_DecryptUpdate(ctx, out, &n, data, textlen) != 1 ||
+        EVP_DecryptFinal_ex(ctx, out + n, &last) != 1)
+        return -1;
+    return 1;
+}
+
 static PyObject *library_error(void) {
-    PyErr_SetString(PyExc_RuntimeError, "libcrypto failed an AEAD operation");
+    PyErr_SetString(PyExc_RuntimeError, "libcrypto failed an ESP cipher operation");
     return NULL;
 }
 
 static void key_dealloc(Key *self) {
     EVP_CIPHER_CTX_free(self->enc);
     EVP_CIPHER_CTX_free(self->dec);
+    EVP_MAC_CTX_free(self->mac);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static int positional_only(PyObject *kwds, const char *type) {
+    if (kwds && PyDict_Size(kwds)) {
+        PyErr_Format(PyExc_TypeError, "%s takes positional arguments only", type);
+        return 0;
+    }
+    return 1;
+}
+
+/* A context each way for cipher under key, made anew (whole blocks: no padding of its
+ * own, ESP pads); 0 with an exception if libcrypto fails. */
+static int keyed_contexts(Key *self, const EVP_CIPHER *cipher, const void *key) {
+    EVP_CIPHER_CTX_free(self->enc);
+    EVP_CIPHER_CTX_free(self->dec);
+    self->enc = EVP_CIPHER_CTX_new();
+    self->dec = EVP_CIPHER_CTX_new();
+    if (self->enc && self->dec && EVP_EncryptInit_ex(self->enc, cipher, NULL, key, NULL) == 1 &&
+        EVP_DecryptInit_ex(self->dec, cipher, NULL, key, NULL) == 1 &&
+        EVP_CIPHER_CTX_set_padding(self->enc, 0) == 1 &&
+        EVP_CIPHER_CTX_set_padding(self->dec, 0) == 1)
+        return 1;
+    library_error();
+    return 0;
+}
+
+/* Key(cipher, key, salt, taglen): an AEAD key, cipher libcrypto's name of it. */
 static int key_init(Key *self, PyObject *args, PyObject *kwds) {
     const char *cipher_name;
     Py_buffer key, salt;
     int taglen;
-    if (kwds && PyDict_Size(kwds)) {
-        PyErr_SetString(PyExc_TypeError, "Key takes positional arguments only");
-        return -1;
-    }
-    if (!PyArg_ParseTuple(args, "sy*y*i", &cipher_name, &key, &salt, &taglen))
+    if (!positional_only(kwds, "Key") ||
+        !PyArg_ParseTuple(args, "sy*y*i", &cipher_name, &key, &salt, &taglen))
         return -1;
     int ok = -1;
     EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, cipher_name, NULL);
-    if (salt.len != SALT || taglen < 4 || taglen > MAX_ICV) {
+    if (salt.len != SALT || taglen < 4 || taglen > AEAD_MAX_ICV) {
         PyErr_SetString(PyExc_ValueError, "Key: a 4-byte salt and an ICV of 4 to 16 bytes");
     } else if (cipher == NULL || EVP_CIPHER_get_key_length(cipher) != key.len ||
-               EVP_CIPHER_get_iv_length(cipher) != NONCE) {
+               EVP_CIPHER_get_iv_length(cipher) != NONCE ||
+               !(EVP_CIPHER_get_flags(cipher) & EVP_CIPH_FLAG_AEAD_CIPHER)) {
         PyErr_Format(PyExc_ValueError, "Key: no %zd-byte key AEAD named %s", key.len, cipher_name);
-    } else {
-        EVP_CIPHER_CTX_free(self->enc);
-        EVP_CIPHER_CTX_free(self->dec);
-        self->enc = EVP_CIPHER_CTX_new();
-        self->dec = EVP_CIPHER_CTX_new();
-        if (self->enc && self->dec &&
-            EVP_EncryptInit_ex(self->enc, cipher, NULL, key.buf, NULL) == 1 &&
-            EVP_DecryptInit_ex(self->dec, cipher, NULL, key.buf, NULL) == 1) {
-            memcpy(self->salt, salt.buf, SALT);
-            self->taglen = taglen;
-            ok = 0;
-        } else {
-            library_error();
-        }
+    } else if (keyed_contexts(self, cipher, key.buf)) {
+        memcpy(self->salt, salt.buf, SALT);
+        self->ivlen = IV;
+        self->block = 1;
+        self->taglen = taglen;
+        ok = 0;
     }
     EVP_CIPHER_free(cipher);
     PyBuffer_Release(&key);
     PyBuffer_Release(&salt);
+    return ok;
+}
+
+/* The HMAC context of digest under authkey, or NULL with an exception. */
+static EVP_MAC_CTX *hmac_context(const char *digest, const Py_buffer *authkey) {
+    EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *made = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    EVP_MAC_free(hmac);
+    if (made == NULL || EVP_MAC_init(made, authkey->buf, (size_t)authkey->len, params) != 1) {
+        EVP_MAC_CTX_free(made);
+        PyErr_Format(PyExc_ValueError, "EtmKey: no HMAC over a digest named %s", digest);
+        return NULL;
+    }
+    return made;
+}
+
+/* EtmKey(cipher, key, digest, authkey, taglen): encrypt-then-MAC keys, cipher libcrypto's
+ * name of a block cipher mode with a one-block IV (AES-128-CBC, ...), digest its name of
+ * the HMAC's hash (SHA256, ...), the ICV the digest's first taglen bytes. */
+static int etm_init(Key *self, PyObject *args, PyObject *kwds) {
+    const char *cipher_name, *digest;
+    Py_buffer key, authkey;
+    int taglen;
+    if (!positional_only(kwds, "EtmKey") ||
+        !PyArg_ParseTuple(args, "sy*sy*i", &cipher_name, &key, &digest, &authkey, &taglen))
+        return -1;
+    int ok = -1;
+    EVP_CIPHER *cipher = EVP_CIPHER_fetch(NULL, cipher_name, NULL);
+    EVP_MAC_CTX *mac = NULL;
+    int block = cipher ? EVP_CIPHER_get_block_size(cipher) : 0;
+    if (cipher == NULL || EVP_CIPHER_get_key_length(cipher) != key.len || block < 8 ||
+        block > MAX_BLOCK || EVP_CIPHER_get_iv_length(cipher) != block) {
+        PyErr_Format(PyExc_ValueError, "EtmKey: no %zd-byte key block cipher mode named %s",
+                     key.len, cipher_name);
+    } else if ((mac = hmac_context(digest, &authkey)) != NULL) {
+        if (taglen < 1 || (size_t)taglen > EVP_MAC_CTX_get_mac_size(mac)) {
+            PyErr_SetString(PyExc_ValueError, "EtmKey: an ICV of 1 byte to the whole digest");
+        } else if (keyed_contexts(self, cipher, key.buf)) {
+            EVP_MAC_CTX_free(self->mac);
+            self->mac = mac;
+            mac = NULL;
+            self->ivlen = self->block = block;
+            self->taglen = taglen;
+            ok = 0;
+        }
+    }
+    EVP_MAC_CTX_free(mac);
+    EVP_CIPHER_free(cipher);
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&authkey);
     return ok;
 }
 
@@ -198,35 +342,58 @@ static int check_args(Py_ssize_t nargs, Py_ssize_t wanted, const char *method) {
     return 1;
 }
 
-/* (iv, text, aad) of a one-packet call, the nonce made; 0 with an exception if malformed. */
+/* (iv, text, aad) of a one-packet call; 0 with an exception if malformed. */
 static int one_packet(Key *self, PyObject *const *args, Py_ssize_t nargs, const char *method,
-                      unsigned char *nonce, PyObject **text, PyObject **aad) {
-    PyObject *iv;
-    if (!ready(self) || !check_args(nargs, 3, method) || !(iv = bytes_arg(args, 0, "iv")) ||
+                      PyObject **iv, PyObject **text, PyObject **aad) {
+    if (!ready(self) || !check_args(nargs, 3, method) || !(*iv = bytes_arg(args, 0, "iv")) ||
         !(*text = bytes_arg(args, 1, "data")) || !(*aad = bytes_arg(args, 2, "aad")))
         return 0;
-    if (PyBytes_GET_SIZE(iv) != IV || PyBytes_GET_SIZE(*text) > INT_MAX - MAX_ICV ||
+    if (PyBytes_GET_SIZE(*iv) != self->ivlen || PyBytes_GET_SIZE(*text) > INT_MAX - MAX_ICV ||
         PyBytes_GET_SIZE(*aad) > INT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "an 8-byte IV and data under 2 GiB");
+        PyErr_Format(PyExc_ValueError, "%s: an IV of %d bytes and data under 2 GiB", method,
+                     self->ivlen);
         return 0;
     }
+    return 1;
+}
+
+/* The AEAD nonce of an 8-byte IV (RFC 4106 §4, RFC 7634 §2): the salt, then the IV. */
+static const unsigned char *nonce_of(Key *self, const unsigned char *iv, unsigned char *nonce) {
     memcpy(nonce, self->salt, SALT);
-    memcpy(nonce + SALT, PyBytes_AS_STRING(iv), IV);
+    memcpy(nonce + SALT, iv, IV);
+    return nonce;
+}
+
+static int whole_blocks(Key *self, Py_ssize_t size, const char *method) {
+    if (size % self->block) {
+        PyErr_Format(PyExc_ValueError, "%s: the text is whole %d-byte blocks", method,
+                     self->block);
+        return 0;
+    }
     return 1;
 }
 
 static PyObject *key_seal(Key *self, PyObject *const *args, Py_ssize_t nargs) {
     unsigned char nonce[NONCE];
-    PyObject *text, *aad;
-    if (!one_packet(self, args, nargs, "seal", nonce, &text, &aad))
+    PyObject *iv, *text, *aad;
+    if (!one_packet(self, args, nargs, "seal", &iv, &text, &aad))
         return NULL;
     Py_ssize_t size = PyBytes_GET_SIZE(text);
+    if (!whole_blocks(self, size, "seal"))
+        return NULL;
     PyObject *out = PyBytes_FromStringAndSize(NULL, size + self->taglen);
     if (out == NULL)
         return NULL;
-    if (aead_seal(self, nonce, (unsigned char *)PyBytes_AS_STRING(aad), (int)PyBytes_GET_SIZE(aad),
-                  (unsigned char *)PyBytes_AS_STRING(text), (int)size, NULL, 0,
-                  (unsigned char *)PyBytes_AS_STRING(out)) < 0) {
+    const unsigned char *ivs = (unsigned char *)PyBytes_AS_STRING(iv);
+    const unsigned char *aads = (unsigned char *)PyBytes_AS_STRING(aad);
+    const unsigned char *texts = (unsigned char *)PyBytes_AS_STRING(text);
+    int aadlen = (int)PyBytes_GET_SIZE(aad);
+    unsigned char *outs = (unsigned char *)PyBytes_AS_STRING(out);
+    int done = self->mac ? etm_seal(self, ivs, aads, aadlen, texts, (int)size, NULL, 0, NULL, 0,
+                                    outs)
+                         : aead_seal(self, nonce_of(self, ivs, nonce), aads, aadlen, texts,
+                                     (int)size, NULL, 0, outs);
+    if (done < 0) {
         Py_DECREF(out);
         return library_error();
     }
@@ -235,20 +402,27 @@ static PyObject *key_seal(Key *self, PyObject *const *args, Py_ssize_t nargs) {
 
 static PyObject *key_open(Key *self, PyObject *const *args, Py_ssize_t nargs) {
     unsigned char nonce[NONCE];
-    PyObject *data, *aad;
-    if (!one_packet(self, args, nargs, "open", nonce, &data, &aad))
+    PyObject *iv, *data, *aad;
+    if (!one_packet(self, args, nargs, "open", &iv, &data, &aad))
         return NULL;
     Py_ssize_t size = PyBytes_GET_SIZE(data);
     if (size < self->taglen) {
         PyErr_SetString(Forged, "the data cannot hold the ICV");
         return NULL;
     }
+    if (!whole_blocks(self, size - self->taglen, "open"))
+        return NULL;
     PyObject *out = PyBytes_FromStringAndSize(NULL, size - self->taglen);
     if (out == NULL)
         return NULL;
-    int verified = aead_open(self, nonce, (unsigned char *)PyBytes_AS_STRING(aad),
-                             (int)PyBytes_GET_SIZE(aad), (unsigned char *)PyBytes_AS_STRING(data),
-                             (int)size, (unsigned char *)PyBytes_AS_STRING(out));
+    const unsigned char *ivs = (unsigned char *)PyBytes_AS_STRING(iv);
+    const unsigned char *aads = (unsigned char *)PyBytes_AS_STRING(aad);
+    const unsigned char *datas = (unsigned char *)PyBytes_AS_STRING(data);
+    int aadlen = (int)PyBytes_GET_SIZE(aad);
+    unsigned char *outs = (unsigned char *)PyBytes_AS_STRING(out);
+    int verified = self->mac ? etm_open(self, ivs, aads, aadlen, datas, (int)size, NULL, 0, outs)
+                             : aead_open(self, nonce_of(self, ivs, nonce), aads, aadlen, datas,
+                                         (int)size, outs);
     if (verified == 1)
         return out;
     Py_DECREF(out);
@@ -293,6 +467,44 @@ static uint64_t word_sum(const unsigned char *at, Py_ssize_t size) {
     return sum;
 }
 
+/* The ESP packet at esp, its SPI and sequence number written: its IV, then the inner
+ * packet and the trailer sealed behind it (§3.3). The AEADs' IV is seq ^ iv_salt; CBC's
+ * is random_iv (RFC 3602 §3: unpredictable). */
+static int seal_esp(Key *self, unsigned char *esp, uint64_t seq, uint64_t iv_salt,
+                    const unsigned char *random_iv, const unsigned char *inner, int size,
+                    const unsigned char *trailer, int taillen) {
+    unsigned char *iv = esp + ESP_HEADER, *out = iv + self->ivlen;
+    if (self->mac) {
+        unsigned char high[4];
+        put32(high, (uint32_t)(seq >> 32));
+        memcpy(iv, random_iv, self->ivlen);
+        return etm_seal(self, iv, esp, ESP_HEADER, inner, size, trailer, taillen, high,
+                        self->esn ? 4 : 0, out);
+    }
+    unsigned char nonce[NONCE], aad[12];
+    put64(iv, seq ^ iv_salt);
+    int aadlen = esp_aad(aad, self->spi, seq, self->esn);
+    return aead_seal(self, nonce_of(self, iv, nonce), aad, aadlen, inner, size, trailer, taillen,
+                     out);
+}
+
+/* 1 and the plaintext of the ESP packet at esp (body bytes of it) if its ICV verifies, 0 if
+ * not, -1 on a failure; as number seq (its high bits for ESN's ICV or AAD). */
+static int open_esp(Key *self, const unsigned char *esp, Py_ssize_t body, uint64_t seq,
+                    unsigned char *plain) {
+    const unsigned char *iv = esp + ESP_HEADER, *data = iv + self->ivlen;
+    int datalen = (int)(body + self->taglen);
+    if (self->mac) {
+        unsigned char high[4];
+        put32(high, (uint32_t)(seq >> 32));
+        return etm_open(self, iv, esp, ESP_HEADER, data, datalen, high, self->esn ? 4 : 0,
+                        plain);
+    }
+    unsigned char nonce[NONCE], aad[12];
+    int aadlen = esp_aad(aad, self->spi, seq, self->esn);
+    return aead_open(self, nonce_of(self, iv, nonce), aad, aadlen, data, datalen, plain);
+}
+
 static int bound(Key *self) {
     if (!ready(self))
         return 0;
@@ -311,8 +523,9 @@ static PyObject *key_bind(Key *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!ready(self) || !check_args(nargs, 3, "bind") || !(spi = bytes_arg(args, 0, "spi")) ||
         (esn = PyObject_IsTrue(args[1])) < 0 || !as_size(args[2], &align))
         return NULL;
-    if (PyBytes_GET_SIZE(spi) != 4 || align < 1 || align > 255) {
-        PyErr_SetString(PyExc_ValueError, "bind: a 4-byte SPI and an alignment of 1 to 255");
+    if (PyBytes_GET_SIZE(spi) != 4 || align < 1 || align > 255 || align % self->block) {
+        PyErr_SetString(PyExc_ValueError,
+                        "bind: a 4-byte SPI and an alignment of 1 to 255, whole blocks");
         return NULL;
     }
     memcpy(self->spi, PyBytes_AS_STRING(spi), 4);
@@ -323,17 +536,28 @@ static PyObject *key_bind(Key *self, PyObject *const *args, Py_ssize_t nargs) {
 
 /* seal_run's work, over packets as a list or a tuple. */
 static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64_t iv_salt,
-                              PyObject *header, uint64_t ident) {
+                              PyObject *ivs, PyObject *header) {
     Py_ssize_t headlen = PyBytes_GET_SIZE(header), count = PySequence_Fast_GET_SIZE(packets);
     if (headlen != 0 && headlen != IPV4 && headlen != IPV4 + UDP) {
         PyErr_SetString(PyExc_ValueError, "seal_run: the header is IPv4, IPv4 and UDP, or none");
         return NULL;
     }
+    if (PyBytes_GET_SIZE(ivs) != (self->mac ? count * self->ivlen : 0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "seal_run: random IVs, one per packet, for a CBC key; none for an AEAD");
+        return NULL;
+    }
+    const unsigned char *random_ivs = (unsigned char *)PyBytes_AS_STRING(ivs);
     PyObject *out = PyList_New(count);
     if (out == NULL)
         return NULL;
     const unsigned char *template = (unsigned char *)PyBytes_AS_STRING(header);
     uint64_t words = word_sum(template, headlen < IPV4 ? headlen : IPV4);
+    unsigned ident = 0; /* the template's, counted up from packet to packet */
+    if (headlen) {
+        ident = (unsigned)template[4] << 8 | template[5];
+        words -= ident;
+    }
     int align = self->align;
     for (Py_ssize_t i = 0; i < count; i++, seq++, ident++) {
         PyObject *packet = PySequence_Fast_ITEMS(packets)[i];
@@ -345,13 +569,13 @@ static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64
         }
         const unsigned char *inner = (unsigned char *)PyBytes_AS_STRING(packet);
         Py_ssize_t size = PyBytes_GET_SIZE(packet);
-        unsigned char trailer[257], nonce[NONCE], aad[12];
+        unsigned char trailer[257];
         int pad = (int)((align - (size + 2) % align) % align);
         for (int k = 0; k < pad; k++)
             trailer[k] = (unsigned char)(k + 1);
         trailer[pad] = (unsigned char)pad;
         trailer[pad + 1] = inner[0] >> 4 == 4 ? IPPROTO_IPIP : IPPROTO_IPV6;
-        Py_ssize_t esplen = ESP_HEADER + IV + size + pad + 2 + self->taglen;
+        Py_ssize_t esplen = ESP_HEADER + self->ivlen + size + pad + 2 + self->taglen;
         if (headlen && headlen + esplen > 0xFFFF) {
             PyErr_SetString(PyExc_ValueError, "seal_run: a packet too long for its outer header");
             Py_DECREF(out);
@@ -365,16 +589,12 @@ static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64
         unsigned char *at = (unsigned char *)PyBytes_AS_STRING(esp);
         if (headlen)
             outer_header(at, template, headlen, words, (unsigned)(headlen + esplen),
-                         (unsigned)(ident & 0xFFFF));
+                         ident & 0xFFFF);
         at += headlen;
         memcpy(at, self->spi, 4);
         put32(at + 4, (uint32_t)seq);
-        put64(at + ESP_HEADER, seq ^ iv_salt);
-        memcpy(nonce, self->salt, SALT);
-        memcpy(nonce + SALT, at + ESP_HEADER, IV);
-        int aadlen = esp_aad(aad, self->spi, seq, self->esn);
-        if (aead_seal(self, nonce, aad, aadlen, inner, (int)size, trailer, pad + 2,
-                      at + ESP_HEADER + IV) < 0) {
+        if (seal_esp(self, at, seq, iv_salt, random_ivs + i * self->ivlen, inner, (int)size,
+                     trailer, pad + 2) < 0) {
             Py_DECREF(esp);
             Py_DECREF(out);
             return library_error();
@@ -384,21 +604,23 @@ static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64
     return out;
 }
 
-/* seal_run(packets, seq, iv_salt, header, ident) -> list of bytes
+/* seal_run(packets, seq, iv_salt, ivs, header) -> list of bytes
  * packets (inner packets of one flow) as the bound SA's ESP packets numbered from seq,
- * each IV seq ^ iv_salt (RFC 4106 §3.1 and RFC 7634 §2 ask only that it be unique under
- * the key; the readable path makes the same one), padded to the alignment with the
+ * each AEAD IV seq ^ iv_salt (RFC 4106 §3.1 and RFC 7634 §2 ask only that it be unique
+ * under the key; the readable path makes the same one), each CBC IV the next of ivs
+ * (random ones, RFC 3602 §3; b"" for an AEAD), padded to the alignment with the
  * trailer's next header by the IP version (§2.4); behind a copy of header (an outer IPv4,
- * or IPv4 and UDP, header with length, identification and checksums zero) unless it is
- * empty, its identification from ident on. */
+ * or IPv4 and UDP, header with the first packet's identification, length and checksums zero) unless it
+ * is empty, the identification counted up from packet to packet. */
 static PyObject *key_seal_run(Key *self, PyObject *const *args, Py_ssize_t nargs) {
-    uint64_t seq, iv_salt, ident;
-    PyObject *packets, *header, *out;
+    uint64_t seq, iv_salt;
+    PyObject *packets, *ivs, *header, *out;
     if (!bound(self) || !check_args(nargs, 5, "seal_run") || !as_u64(args[1], &seq) ||
-        !as_u64(args[2], &iv_salt) || !(header = bytes_arg(args, 3, "header")) ||
-        !as_u64(args[4], &ident) || !(packets = PySequence_Fast(args[0], "packets: a sequence")))
+        !as_u64(args[2], &iv_salt) || !(ivs = bytes_arg(args, 3, "ivs")) ||
+        !(header = bytes_arg(args, 4, "header")) ||
+        !(packets = PySequence_Fast(args[0], "packets: a sequence")))
         return NULL;
-    out = seal_packets(self, packets, seq, iv_salt, header, ident);
+    out = seal_packets(self, packets, seq, iv_salt, ivs, header);
     Py_DECREF(packets);
     return out;
 }
@@ -417,20 +639,14 @@ static int padding_ok(const unsigned char *plain, Py_ssize_t size) {
 /* One packet of open_run: its cause (TAKEN_ALL if opened), the payload and next header. */
 static int open_one(Key *self, PyObject *esp, uint64_t seq, PyObject **payload,
                     int *next_header) {
-    const unsigned char *at = (unsigned char *)PyBytes_AS_STRING(esp);
-    Py_ssize_t body = PyBytes_GET_SIZE(esp) - ESP_HEADER - IV - self->taglen;
-    unsigned char nonce[NONCE], aad[12], *plain;
-    if (body < 2 || body % self->align)
+    Py_ssize_t body = PyBytes_GET_SIZE(esp) - ESP_HEADER - self->ivlen - self->taglen;
+    if (body < 2 || body % self->align || body % self->block)
         return BAD_LENGTH;
-    memcpy(nonce, self->salt, SALT);
-    memcpy(nonce + SALT, at + ESP_HEADER, IV);
-    int aadlen = esp_aad(aad, self->spi, seq, self->esn);
     PyObject *opened = PyBytes_FromStringAndSize(NULL, body);
     if (opened == NULL)
         return -1;
-    plain = (unsigned char *)PyBytes_AS_STRING(opened);
-    int verified = aead_open(self, nonce, aad, aadlen, at + ESP_HEADER + IV,
-                             (int)(body + self->taglen), plain);
+    unsigned char *plain = (unsigned char *)PyBytes_AS_STRING(opened);
+    int verified = open_esp(self, (unsigned char *)PyBytes_AS_STRING(esp), body, seq, plain);
     if (verified != 1 || !padding_ok(plain, body)) {
         Py_DECREF(opened);
         if (verified < 0) {
@@ -527,7 +743,7 @@ static PyMethodDef key_methods[] = {
     {"bind", (PyCFunction)(void (*)(void))key_bind, METH_FASTCALL,
      "bind(spi, esn, align): the SA whose packets the runs frame"},
     {"seal_run", (PyCFunction)(void (*)(void))key_seal_run, METH_FASTCALL,
-     "seal_run(packets, seq, iv_salt, header, ident) -> ESP packets"},
+     "seal_run(packets, seq, iv_salt, ivs, header) -> ESP packets"},
     {"open_run", (PyCFunction)(void (*)(void))key_open_run, METH_FASTCALL,
      "open_run(payloads, start, seq, packets, octets) -> (payloads, next headers, cause)"},
     {NULL, NULL, 0, NULL},
@@ -545,20 +761,33 @@ static PyTypeObject KeyType = {
     .tp_methods = key_methods,
 };
 
+static PyTypeObject EtmKeyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_esp_batch.EtmKey",
+    .tp_basicsize = sizeof(Key),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "EtmKey(cipher, key, digest, authkey, taglen): one ESP SA's encrypt-then-MAC keys",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)etm_init,
+    .tp_dealloc = (destructor)key_dealloc,
+    .tp_methods = key_methods,
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_esp_batch", "ESP's AEADs over libcrypto, by packet or by run.", -1,
+    PyModuleDef_HEAD_INIT, "_esp_batch", "ESP's ciphers over libcrypto, by packet or by run.", -1,
     NULL, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__esp_batch(void) {
-    if (PyType_Ready(&KeyType) < 0)
+    if (PyType_Ready(&KeyType) < 0 || PyType_Ready(&EtmKeyType) < 0)
         return NULL;
     PyObject *made = PyModule_Create(&module);
     if (made == NULL)
         return NULL;
     Forged = PyErr_NewException("_esp_batch.Forged", NULL, NULL);
     if (Forged == NULL || PyModule_AddObjectRef(made, "Forged", Forged) < 0 ||
-        PyModule_AddObjectRef(made, "Key", (PyObject *)&KeyType) < 0) {
+        PyModule_AddObjectRef(made, "Key", (PyObject *)&KeyType) < 0 ||
+        PyModule_AddObjectRef(made, "EtmKey", (PyObject *)&EtmKeyType) < 0) {
         Py_DECREF(made);
         return NULL;
     }
