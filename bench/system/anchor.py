@@ -18,8 +18,8 @@ from pathlib import Path
 
 from bench.system import procfs
 from bench.system.iperf import UDP_LEN, UDP_SECS, from_iperf, udp_result
-from bench.system.latency import INTERVAL, PINGS, average_rtt_ms
-from bench.system.records import Side, TcpRun, fmt, run_line, udp_line
+from bench.system.latency import INTERVAL, PINGS, rtt_ms
+from bench.system.records import Side, TcpRun, run_line, udp_line
 from bench.system.topology import Transform
 from tests import netns
 
@@ -77,8 +77,8 @@ def measure_anchor(
             side.error = f"run udp-{rate}: no result ({error})"
             break
         print(f"  anchor {transform.proposal} udp-{rate}: {udp_line(side.udp[-1])}", flush=True)
-    side.rtt_ms = anchor_rtt_ms(transform, env)
-    print(f"  anchor {transform.proposal} ping: {fmt(side.rtt_ms, 3)} ms average", flush=True)
+    side.set_rtt(anchor_rtt_ms(transform, env))
+    print(f"  anchor {transform.proposal} ping: {side.rtt_line()}", flush=True)
     return side
 
 
@@ -93,15 +93,15 @@ trap '"$HERE/stop_charons.sh"; "$HERE/netns_down.sh" >/dev/null' EXIT
 STRONGSWAN_CONF=$WD/A/strongswan.conf timeout 30 swanctl --initiate --child net \\
     --uri unix://$WD/A/charon.vici >/dev/null
 ip netns exec $NSA ping -c 1 -W 2 -I $INA $INB >/dev/null || true
-ip netns exec $NSA ping -q -c $PINGS -i $INTERVAL -I $INA $INB
+ip netns exec $NSA ping -c $PINGS -i $INTERVAL -I $INA $INB
 """
 """run.sh's steps for one proposal, with a ping where it runs bench.sh (the names are the
 anchor's common.sh's)."""
 
 
-def anchor_rtt_ms(transform: Transform, env: dict[str, str]) -> float | None:
-    """The average idle RTT through the anchor's tunnel for ``transform``; ``env`` is the
-    one run.sh was given."""
+def anchor_rtt_ms(transform: Transform, env: dict[str, str]) -> tuple[float, float] | None:
+    """The (median, average) idle RTT through the anchor's tunnel for ``transform``;
+    ``env`` is the one run.sh was given."""
     env = {
         **env,
         "ANCHOR": str(ANCHOR),
@@ -113,7 +113,7 @@ def anchor_rtt_ms(transform: Transform, env: dict[str, str]) -> float | None:
         output = _run_anchor(["bash", "-c", ANCHOR_PING], env, timeout=120)
     finally:
         _anchor_cleanup(env)
-    return average_rtt_ms(output)
+    return rtt_ms(output)
 
 
 def _anchor_unavailable() -> str | None:

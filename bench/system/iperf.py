@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from bench.system import procfs
 from bench.system.latency import espd_rtt_ms
 from bench.system.processes import Daemon, EspdPair, handled
-from bench.system.records import Side, TcpRun, UdpRun, fmt, run_line, udp_line
+from bench.system.records import Side, TcpRun, UdpRun, run_line, udp_line
 from bench.system.topology import INNER, MTU, TUN, Transform
 from tests import netns
 from tests.netns import Host, StepError
@@ -193,8 +193,8 @@ def measure_espd(
         return Side(error=str(error))
     try:
         warm_up(pair)
-        side.rtt_ms = espd_rtt_ms(pair.hosts[0])
-        print(f"  espd {transform.name} ping: {fmt(side.rtt_ms, 3)} ms average", flush=True)
+        side.set_rtt(espd_rtt_ms(pair.hosts[0]))
+        print(f"  espd {transform.name} ping: {side.rtt_line()}", flush=True)
         for number in range(1, runs + 1):
             side.runs.append(espd_run(f"{label}{number}", pair, secs))
             print(f"  espd {transform.name} {label}{number}: {run_line(side.runs[-1])}", flush=True)

@@ -72,7 +72,16 @@ class Side:
     skipped: bool = False  # error says why this side cannot run here: not a failure
     notes: list[str] = field(default_factory=list)
     udp: list[UdpRun] = field(default_factory=list)
-    rtt_ms: float | None = None  # the average idle ping through the tunnel
+    rtt_ms: float | None = None  # the median idle ping through the tunnel
+    rtt_avg_ms: float | None = None  # ... and the average
+
+    def set_rtt(self, rtt: tuple[float, float] | None) -> None:
+        """Keep a (median, average) RTT (None: no reply)."""
+        self.rtt_ms, self.rtt_avg_ms = rtt if rtt is not None else (None, None)
+
+    def rtt_line(self) -> str:
+        """The RTT as the run's log shows it."""
+        return f"{fmt(self.rtt_ms, 3)} ms median, {fmt(self.rtt_avg_ms, 3)} ms average"
 
     @property
     def udp_best_mbps(self) -> float | None:
@@ -109,6 +118,7 @@ class Side:
             "udp": [dataclasses.asdict(r) for r in self.udp],
             "udp_best_mbps": self.udp_best_mbps,
             "rtt_ms": self.rtt_ms,
+            "rtt_avg_ms": self.rtt_avg_ms,
             "runs": [
                 {
                     **dataclasses.asdict(r),

@@ -67,7 +67,7 @@ def print_table(results: Sequence[Result]) -> None:
         if r.espd.rtt_ms is not None:
             ours, theirs = r.espd.rtt_ms, anchor.rtt_ms
             print(
-                f"  ping RTT, idle (ms)  {fmt(ours, 3):>11}  {fmt(theirs, 3):>17}"
+                f"  ping RTT median (ms) {fmt(ours, 3):>11}  {fmt(theirs, 3):>17}"
                 f"  {fmt(ours / theirs if theirs else None, 3):>6}"
             )
         if r.espd.udp:
