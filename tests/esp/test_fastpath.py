@@ -151,7 +151,8 @@ def counting_runs(monkeypatch, taken, *, by_packet=False):
 @pytest.fixture(params=[True, False], ids=["runs", "per-packet"])
 def runs(request, monkeypatch):
     """Whether the fast path may take whole runs through the AEAD's own calls
-    (``FastSa.runs``, ESP's AEADs over libcrypto) or frames each packet in Python."""
+    (``FastSa.runs``, ESP's AEADs and AES-CBC with HMAC over libcrypto) or frames each
+    packet in Python."""
     if not request.param:
         made = FastSa.__init__
 
@@ -561,3 +562,21 @@ def test_the_native_call_is_the_serving_drivers_own_and_never_a_faulted_ones(mon
         ports=(0, 0), address_sum=0, df_clear=False, noecn=False,
     )  # fmt: skip
     assert fast.seal == faulted.seal and fast.prefix == b"" and fast.runs is None
+
+
+@pytest.mark.parametrize("env", ["CRYPTOAPI_FAULT", "CRYPTOAPI_BREAK_SELFTEST"])
+def test_a_cbc_sa_takes_runs_only_from_a_sound_authenc_driver(env, monkeypatch):
+    """A CBC SA's runs come from its ``authenc``'s best tested implementation: a
+    fault-injecting or failed libcrypto driver gives none, and one packet at a time stays
+    the composed encrypt-then-MAC either way."""
+    link = sas.build_link("aes-cbc+hmac-sha2-256", IpsecMode.TUNNEL)
+    sa = next(sa for sa in link.key_manager.sad if sa.spi == sas.OUTBOUND_SPI)
+    sound = for_sa(Registry("off"), sa)
+    assert sound.runs is not None and sound.native is None
+    monkeypatch.setenv(env, "authenc-hmac-sha256-cbc-aes-libcrypto")
+    crypto = for_sa(Registry("lazy"), sa)
+    assert crypto.runs is None
+    iv, header = bytes(16), bytes(8)
+    sealed = crypto.seal(iv, bytes(32), header)
+    assert sound.seal(iv, bytes(32), header) == sealed
+    assert sound.open(iv, sealed, header) == bytes(32)

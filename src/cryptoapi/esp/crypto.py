@@ -12,9 +12,10 @@ high 32 bits are authenticated *after* the payload (§2.2.1), which ``authenc``'
 (``assoc || IV || C``) cannot express (the kernel needs a second template, ``authencesn``,
 for it), and NULL encryption has no skcipher to give ``authenc``. Both parts are
 registry lookups, so each is the fastest implementation that passed its self-test. The
-SA's ``authenc`` of the same two names is allocated as well, for its calls for whole runs
-of packets (:class:`~cryptoapi.transforms.aead.EspRuns`; libcrypto's drivers have them, and
-take the ESN high bits after the payload in a run): one packet at a time stays here.
+SA's ``authenc`` of the same two names is allocated as well for a CBC SA, for its calls
+for whole runs of packets (:class:`~cryptoapi.transforms.aead.EspRuns`; libcrypto's
+drivers of AES-CBC have them, and take the ESN high bits after the payload in a run): one
+packet at a time stays here.
 
 IVs (RFC 4303 §3.3.2 asks only that they be what the transform needs): the counter modes
 (CTR, GCM, CCM, GMAC, ChaCha20-Poly1305) take the 64-bit sequence number xored with a
@@ -122,7 +123,7 @@ def _encrypt_then_mac(
         shash = registry.alloc_shash(auth.name)
         shash.setkey(sa.auth_key)
         mac, icvlen = shash.digest, auth.icv
-        if not encrypt.is_null:
+        if encrypt.name.startswith(CBC_PREFIX):  # the only runs of encrypt-then-MAC there are
             runs = _authenc_runs(registry, encrypt, auth, sa)
     seal, open_ = _etm(cipher_encrypt, cipher_decrypt, mac, icvlen)
     return EspCrypto(
