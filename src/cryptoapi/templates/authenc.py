@@ -36,7 +36,7 @@ MAX_AUTHKEY = 1024  # HMAC hashes longer keys first; no IPsec key comes near thi
 def extract_keys(key: bytes, enc: Algorithm, name: str) -> tuple[bytes, bytes]:
     """(authkey, enckey) of an authenc key, enckeylen (4 bytes) || authkey || enckey, as
     the kernel's ``crypto_authenc_extractkeys``; InvalidKey unless the enckey is a key size
-    of the skcipher ``enc`` (its record, or one of the same sizes) and the lengths add up."""
+    of the skcipher ``enc`` (a record of its name) and the lengths add up."""
     enckeylen = int.from_bytes(key[:LENGTH_FIELD], "big")
     authkeylen = len(key) - LENGTH_FIELD - enckeylen
     if (
