@@ -26,7 +26,8 @@ PRIORITY_GENERIC = 100
 PRIORITY_PURE = 200
 PRIORITY_OPENSSL = 300
 PRIORITY_LIBCRYPTO = 310
-"""The same library as OpenSSL's 300, called from C with no Python between packets (the
+"""OpenSSL as at 300 (the system's build, not cryptography's), called from C with no
+Python between packets (the
 ``libcrypto`` provider's ESP drivers, which also take whole runs of packets)."""
 
 

@@ -431,18 +431,20 @@ def _implementation(result: FuzzResult, reference: str | None) -> str:
 def _summary(results: list[FuzzResult]) -> str:
     """Per algorithm: the libraries compared, the cases run, the implementations that
     disagreed (cryptofuzz's view: one operation, many libraries). Libraries go by their
-    provider's name in the rows and with their versions in a legend below, once each:
-    the versions in every row made rows 210 columns wide."""
+    provider's name, on the line under the algorithm's, and with their versions in a
+    legend below, once each: the versions in every row made rows 210 columns wide, and a
+    composed name beside six libraries 110."""
     from cryptoapi.selftest.fuzz.libraries import library
 
-    rows = []
+    rows: list[tuple[str, int | str, int | str]] = []
     seen: dict[str, None] = {}
     for name, group in _by_name(results).items():
         parts = (part for r in group for provider in r.providers for part in provider.split("+"))
         providers = dict.fromkeys(parts)
         seen.update(providers)
         cases = sum(r.cases for r in group)
-        rows.append((name, " ".join(providers), cases, sum(1 for r in group if r.mismatch)))
-    table = format_table(("name", "libraries compared", "cases", "disagreements"), rows)
+        rows.append((name, "", ""))
+        rows.append(("  " + " ".join(providers), cases, sum(1 for r in group if r.mismatch)))
+    table = format_table(("name, libraries compared", "cases", "disagreements"), rows)
     legend = "\n".join(f"  {provider}: {library(provider)}" for provider in seen)
     return f"{table}\n\nlibraries:\n{legend}" if legend else table

@@ -1,6 +1,7 @@
 """ESP's combined modes over libcrypto from C: ``rfc4106(gcm(aes))`` (RFC 4106) and
-``rfc7539esp(chacha20,poly1305)`` (RFC 7634), priority 310, the same library as the
-``openssl`` provider's drivers of these names (300).
+``rfc7539esp(chacha20,poly1305)`` (RFC 7634), priority 310, OpenSSL as the ``openssl``
+provider's drivers of these names (300) are, in the system's build rather than the one
+``cryptography`` bundles.
 
 What ranks them first is :class:`~cryptoapi.transforms.aead.EspRuns`: besides one packet
 per call, the extension seals and opens a whole run of ESP packets in one call, each packet
