@@ -98,15 +98,12 @@ static int esp_aad(unsigned char *aad, const unsigned char *spi, uint64_t seq, i
     return 12;
 }
 
-/* ciphertext || ICV of (part || tail) under nonce: both parts through one AEAD message. */
-static int aead_seal(Key *key, const unsigned char *nonce, const unsigned char *aad, int aadlen,
-                     const unsigned char *part, int partlen, const unsigned char *tail,
-                     int taillen, unsigned char *out) {
-    EVP_CIPHER_CTX *ctx = key->enc;
+/* The ciphertext of (part || tail) into out, from a context already given its IV (and an
+ * AEAD's AAD): its length, or -1 on a library failure. */
+static int encrypt_parts(EVP_CIPHER_CTX *ctx, const unsigned char *part, int partlen,
+                         const unsigned char *tail, int taillen, unsigned char *out) {
     int n = 0, done = 0;
-    if (EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, nonce) != 1 ||
-        EVP_EncryptUpdate(ctx, NULL, &n, aad, aadlen) != 1 ||
-        EVP_EncryptUpdate(ctx, out, &n, part, partlen) != 1)
+    if (EVP_EncryptUpdate(ctx, out, &n, part, partlen) != 1)
         return -1;
     done = n;
     if (taillen && EVP_EncryptUpdate(ctx, out + done, &n, tail, taillen) != 1)
@@ -114,8 +111,19 @@ static int aead_seal(Key *key, const unsigned char *nonce, const unsigned char *
     done += taillen ? n : 0;
     if (EVP_EncryptFinal_ex(ctx, out + done, &n) != 1)
         return -1;
-    done += n;
-    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, key->taglen, out + done) != 1)
+    return done + n;
+}
+
+/* ciphertext || ICV of (part || tail) under nonce: both parts through one AEAD message. */
+static int aead_seal(Key *key, const unsigned char *nonce, const unsigned char *aad, int aadlen,
+                     const unsigned char *part, int partlen, const unsigned char *tail,
+                     int taillen, unsigned char *out) {
+    EVP_CIPHER_CTX *ctx = key->enc;
+    int n = 0, done;
+    if (EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, nonce) != 1 ||
+        EVP_EncryptUpdate(ctx, NULL, &n, aad, aadlen) != 1 ||
+        (done = encrypt_parts(ctx, part, partlen, tail, taillen, out)) < 0 ||
+        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, key->taglen, out + done) != 1)
         return -1;
     return done + key->taglen;
 }
@@ -162,18 +170,10 @@ static int etm_seal(Key *key, const unsigned char *iv, const unsigned char *aad,
                     int taillen, const unsigned char *high, int highlen, unsigned char *out) {
     EVP_CIPHER_CTX *ctx = key->enc;
     unsigned char icv[MAX_ICV];
-    int n = 0, done = 0;
+    int done;
     if (EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv) != 1 ||
-        EVP_EncryptUpdate(ctx, out, &n, part, partlen) != 1)
-        return -1;
-    done = n;
-    if (taillen && EVP_EncryptUpdate(ctx, out + done, &n, tail, taillen) != 1)
-        return -1;
-    done += taillen ? n : 0;
-    if (EVP_EncryptFinal_ex(ctx, out + done, &n) != 1)
-        return -1;
-    done += n;
-    if (mac_of(key, aad, aadlen, iv, out, done, high, highlen, icv) < 0)
+        (done = encrypt_parts(ctx, part, partlen, tail, taillen, out)) < 0 ||
+        mac_of(key, aad, aadlen, iv, out, done, high, highlen, icv) < 0)
         return -1;
     memcpy(out + done, icv, key->taglen);
     return done + key->taglen;
