@@ -27,8 +27,8 @@ PRIORITY_PURE = 200
 PRIORITY_OPENSSL = 300
 PRIORITY_LIBCRYPTO = 310
 """OpenSSL as at 300 (the system's build, not cryptography's), called from C with no
-Python between packets (the
-``libcrypto`` provider's ESP drivers, which also take whole runs of packets)."""
+Python between packets (the ``libcrypto`` provider's ESP AEADs, which also take whole runs
+of packets; its ``authenc`` drivers rank at 300, the manifest's ``AT_OPENSSL``)."""
 
 
 class AlgType(StrEnum):

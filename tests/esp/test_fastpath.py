@@ -138,8 +138,8 @@ def counting_runs(monkeypatch, taken, *, by_packet=False):
         taken["seal"] += len(packets)
         return seal_run(fast, runs, packets, **kwargs)
 
-    def opened(fast, runs, replay, payloads, start, **kwargs):
-        chunk, next_headers, cause = open_run(fast, runs, replay, payloads, start, **kwargs)
+    def opened(runs, replay, payloads, start, **kwargs):
+        chunk, next_headers, cause = open_run(runs, replay, payloads, start, **kwargs)
         for payload in payloads[start : start + len(chunk) + bool(cause)]:
             taken[payload if by_packet else "open_esp"] += 1
         return chunk, next_headers, cause

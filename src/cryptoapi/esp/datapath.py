@@ -546,7 +546,7 @@ class Datapath:
         limit. A run ends before a packet of another SA or one near a limit, and after one
         §3.4 rejects (counted here as :meth:`_open_in_full` counts it, so that a forged
         packet is decrypted once). :meth:`_open_in_full`'s and :meth:`_count_use`'s common
-        case, once per run. An AEAD with calls for runs (:attr:`FastSa.runs`) opens the
+        case, once per run. An SA with calls for runs (:attr:`FastSa.runs`) opens the
         packets that follow the window's top in one call; any other number the window
         allows is opened here, one packet at a time."""
         esp = payloads[start]

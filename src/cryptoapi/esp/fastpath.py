@@ -198,7 +198,6 @@ aead.EspRuns`), named as :func:`open_esp` names it ("": at a packet that is not 
 
 
 def open_run(
-    fast: FastSa,
     runs: EspRuns,
     replay: ReplayWindow,
     payloads: Sequence[bytes],
@@ -232,7 +231,7 @@ def open_next(
     allows."""
     runs = fast.runs
     if runs is not None:
-        opened = open_run(fast, runs, replay, payloads, start, packets=packets, octets=octets)
+        opened = open_run(runs, replay, payloads, start, packets=packets, octets=octets)
         if opened[0] or opened[2]:
             return opened
     one = open_esp(fast, replay, payloads[start])
