@@ -17,13 +17,17 @@ compiler, or when the build fails, :class:`BuildError` says so in one line.
 
 import errno
 import hashlib
+import importlib.machinery
 import os
 import shutil
 import stat
 import subprocess
+import sys
+import sysconfig
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from cryptoapi.errors import CryptoError
 
@@ -67,6 +71,33 @@ def built(
     if not target.exists():
         _build(compiler, source, name, target, options=options, what=what)
     return target
+
+
+def extension(
+    source: bytes, name: str, module: str, *, what: str, libraries: Sequence[str] = ()
+) -> ModuleType:
+    """The Python extension ``module`` built from ``source`` (the file ``name``) against this
+    Python's headers and linked with ``libraries`` (``-l`` options), built first if the
+    cache has none for this source, compiler and Python. ModuleNotFoundError naming the
+    reason if it cannot be built or loaded, which callers take as an optional library
+    missing."""
+    include = sysconfig.get_paths()["include"]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    try:
+        path = built(
+            source, name, what=what, options=(f"-I{include}", *libraries),
+            depends=sys.version.encode(), suffix=suffix,
+        )  # fmt: skip
+    except BuildError as error:
+        raise ModuleNotFoundError(f"{module}: {error}", name=module) from None
+    loader = importlib.machinery.ExtensionFileLoader(module, str(path))
+    spec = importlib.machinery.ModuleSpec(module, loader, origin=str(path))
+    try:
+        made = loader.create_module(spec)
+        loader.exec_module(made)
+    except ImportError as error:  # an unloadable file: a library missing since the build
+        raise ModuleNotFoundError(f"{module}: {error}", name=module) from None
+    return made
 
 
 def find_compiler(what: str) -> str:

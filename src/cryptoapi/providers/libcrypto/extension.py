@@ -7,13 +7,10 @@ library missing) and ESP's AEADs come from the ``openssl`` provider, one packet 
 ``scripts/system-deps`` installs the headers (``libssl-dev``).
 """
 
-import importlib.machinery
 import importlib.resources
-import sys
-import sysconfig
 from types import ModuleType
 
-from cryptoapi._cbuild import BuildError, built
+from cryptoapi._cbuild import extension
 
 SOURCE = "esp_batch.c"
 """The extension's C source, package data next to this module."""
@@ -29,20 +26,6 @@ def read_source() -> bytes:
 def load() -> ModuleType:
     """The extension, built first if the cache has none for this source, compiler and
     Python; ModuleNotFoundError naming the reason if it cannot be built or loaded."""
-    include = sysconfig.get_paths()["include"]
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    try:
-        path = built(
-            read_source(), SOURCE, what="the libcrypto ESP extension",
-            options=(f"-I{include}", "-lcrypto"), depends=sys.version.encode(), suffix=suffix,
-        )  # fmt: skip
-    except BuildError as error:
-        raise ModuleNotFoundError(f"{MODULE}: {error}", name=MODULE) from None
-    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(path))
-    spec = importlib.machinery.ModuleSpec(MODULE, loader, origin=str(path))
-    try:
-        module = loader.create_module(spec)
-        loader.exec_module(module)
-    except ImportError as error:  # an unloadable file: a libcrypto missing since the build
-        raise ModuleNotFoundError(f"{MODULE}: {error}", name=MODULE) from None
-    return module
+    return extension(
+        read_source(), SOURCE, MODULE, what="the libcrypto ESP extension", libraries=("-lcrypto",)
+    )
