@@ -22,11 +22,18 @@ is only partly done. ESP protects whole packets, so :func:`split` does the hardw
 Only plain IP headers are segmented, as :func:`cryptoapi.esp.ip.flow` reads them: IPv4
 (options allowed, no fragment) or IPv6 with the transport header next. Anything else is an
 :class:`~cryptoapi.esp.vnet.OffloadError`.
+
+This module is the readable reference. ``gso.c`` does the same in C, packet for packet and
+error for error (the tests compare them): espd takes :func:`splitter`, which is the C one
+where it builds (:mod:`.native`).
 """
 
+import functools
 import struct
+from collections.abc import Callable
 
 from cryptoapi.esp import ip
+from cryptoapi.esp.native import native
 from cryptoapi.esp.vnet import (
     F_NEEDS_CSUM,
     GSO_ECN,
@@ -70,6 +77,15 @@ def split(frame: bytes) -> list[bytes]:
     if gso == GSO_UDP_L4:
         return _udp_segments(packet, head)
     raise OffloadError(f"GSO type {head.gso_type:#x} is not one espd turns on")
+
+
+Split = Callable[[bytes], list[bytes]]
+
+
+def splitter() -> tuple[Split, str]:
+    """The fastest :func:`split` there is, and its language: ``gso.c``'s, else this one."""
+    found = native("gso.c")
+    return (functools.partial(found.split, OffloadError), "C") if found else (split, "Python")
 
 
 def _completed(packet: bytes, head: VnetHeader) -> bytes:

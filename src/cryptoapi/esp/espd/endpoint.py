@@ -21,8 +21,9 @@ A TUN device with a virtio-net header (:mod:`.tun`) brings its offloads into bot
 read may be a super-segment or have its checksum left partial, which
 :func:`cryptoapi.esp.gso.split` turns into whole packets before ``output_many`` (a frame it
 cannot is dropped and counted, ``EspdTunOffloadErrors``); and a turn's decrypted packets
-are written coalesced where they continue one TCP flow (:func:`cryptoapi.esp.gro.coalesce`),
-each other one by itself with the plain header.
+are written coalesced where they continue one TCP or UDP flow
+(:func:`cryptoapi.esp.gro.coalesce`), each other one by itself with the plain header. Both
+run in C where their C twins build (:mod:`cryptoapi.esp.native`; logged at start).
 - keyd's socket (``--socket``): broadcasts go to the :class:`~.follower.Follower`.
 - the signal pipe: SIGUSR1 prints the counters, SIGTERM and SIGINT stop the loop (one
   line logged: the signal, what was sent and written);
@@ -141,6 +142,12 @@ class Endpoint:
         self.out = out
         self.counters: Counter[str] = Counter()
         self._by_route = {(s.family, not s.raw): s for s in sockets}
+        self._coalesce: gro.Coalesce = gro.coalesce
+        self._split: gso.Split = gso.split
+        if tun.vnet:  # the offloads' C twins, built on first use (cryptoapi.esp.native)
+            (self._coalesce, gro_in), (self._split, gso_in) = gro.coalescer(), gso.splitter()
+            log.info("TUN device %s: reads cut in %s, writes coalesced in %s", tun.name,
+                     gso_in, gro_in)  # fmt: skip
         self._batches = SendBatches()
         self._stopping = False
         self._stats_wanted = False
@@ -322,7 +329,7 @@ class Endpoint:
     def _unframed(self, frame: bytes) -> list[bytes]:
         """The packets a read with a virtio-net header stands for (see :mod:`.tun`)."""
         try:
-            packets = gso.split(frame)
+            packets = self._split(frame)
         except vnet.OffloadError as error:
             if not self.counters["EspdTunOffloadErrors"]:
                 log.warning("dropped a TUN read (logged once): %s", error)
@@ -458,8 +465,8 @@ class Endpoint:
             for packet in packets:
                 self._write(packet, 1)
             return
-        for frame in gro.coalesce(packets):
-            if self._write(frame.data, frame.packets) and frame.packets > 1:
+        for data, count in self._coalesce(packets):
+            if self._write(data, count) and count > 1:
                 self.counters["EspdTunGroWrites"] += 1
 
     def _write(self, data: bytes, packets: int) -> bool:
