@@ -16,11 +16,14 @@ The UDP sockets use the kernel's UDP GSO and GRO where it has them: the ESP pack
 turn of the loop to one peer go out in few sendmsg calls (UDP_SEGMENT), and a recvmsg may
 bring several datagrams (UDP_GRO). The TUN device carries a virtio-net header: the TCP
 segments decrypted in one turn are written to it coalesced, one packet per run of a flow.
-With --tso the kernel also hands espd TCP and UDP super-segments of up to 64 KB, which
-espd cuts and checksums itself (fewer reads, but more CPU in Python than the kernel spends
-doing it). espd logs at start which offloads the TUN device and each socket use;
---no-offload reads, writes, sends and receives one packet per call. Raw ESP sockets never
-offload.
+The kernel also hands espd TCP and UDP super-segments of up to 64 KB (TSO/USO), which espd
+cuts and checksums itself: one read where there were up to 48. That cutting and the
+coalescing are done in C (gso.c, gro.c, built on first use); where they cannot be built
+they are done in Python, and TSO is then off unless --tso asks for it, since Python spends
+more CPU cutting than the kernel does. --no-tso leaves the cutting to the kernel. espd
+logs at start which offloads the TUN device and each socket use, and which language cuts
+and coalesces; --no-offload reads, writes, sends and receives one packet per call. Raw
+ESP sockets never offload.
 
 --seq-state FILE keeps, for each SA's keys, a floor under its next sequence number (an
 SQLite file, mode 0600, made if absent; default /var/lib/cryptoapi/espd-TUN.seq). The
@@ -148,8 +151,10 @@ def add_parser(commands: Any) -> None:
     )
     offloads.add_argument(
         "--tso",
-        action="store_true",
-        help="read TCP/UDP super-segments from the TUN and cut them in espd",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="read TCP/UDP super-segments from the TUN and cut them in espd"
+        " (default: on where espd's gso.c builds, so that the cutting is done in C)",
     )
     parser.add_argument(
         "--seq-state",
@@ -350,7 +355,9 @@ def _devices(
     from cryptoapi.esp.espd.sockets import open_sockets
 
     with _naming(f"TUN device {args.tun}", TUN_HINTS):
-        tun = open_tun(args.tun, mtu=args.mtu or None, offload=args.offload, segmentation=args.tso)
+        tun = open_tun(
+            args.tun, mtu=args.mtu or None, offload=args.offload, segmentation=_tso(args)
+        )
     cleanup.callback(tun.close)
     kinds = [(False, f"UDP port {args.udp_port}", UDP_HINTS)]
     if args.raw_esp:
@@ -365,6 +372,16 @@ def _devices(
         sockets += opened
     log.info("TUN device %s: offloads: %s", tun.name, tun.offloads)
     return tun, sockets
+
+
+def _tso(args: argparse.Namespace) -> bool:
+    """--tso as given, else on where super-segments are cut in C (gso.c builds): cut in
+    Python they cost more CPU than the kernel spends segmenting."""
+    if not args.offload or args.tso is not None:
+        return args.offload and bool(args.tso)
+    from cryptoapi.esp import gso
+
+    return gso.splitter()[1] == "C"
 
 
 def _pcap(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> PcapWriter | None:
