@@ -5,6 +5,7 @@ coalescing test runs on both implementations, ``gro.py`` and ``gro.c``; random p
 streams must give the two the same frames, byte for byte. The same for ``gso.py`` and
 ``gso.c``: the same packets, or the same error, for every case and for random frames."""
 
+import argparse
 import random
 import re
 import subprocess
@@ -20,7 +21,9 @@ from scapy.packet import Packet
 from scapy.utils import checksum
 
 from cryptoapi import _cbuild
+from cryptoapi.cli import espd as espd_cli
 from cryptoapi.esp import gro, gso, vnet
+from cryptoapi.esp.native import native
 from cryptoapi.esp.vnet import F_NEEDS_CSUM, VnetHeader
 
 MSS = 1348
@@ -423,3 +426,18 @@ def test_the_c_twins_compile_without_a_warning(source, tmp_path):
     argv = [compiler, *_cbuild.FLAGS, "-Werror", include, "-o", str(tmp_path / "x.so"), str(path)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_without_a_compiler_espd_takes_the_python_twins_and_leaves_tso_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    native.cache_clear()
+    try:
+        assert gro.coalescer() == (gro.coalesce, "Python")
+        assert gso.splitter() == (gso.split, "Python")
+        assert not espd_cli._tso(argparse.Namespace(offload=True, tso=None))
+        assert espd_cli._tso(argparse.Namespace(offload=True, tso=True))  # asked for
+    finally:
+        native.cache_clear()  # the next test builds (or finds) the C twins again
+    assert not espd_cli._tso(argparse.Namespace(offload=False, tso=None))
+    assert not espd_cli._tso(argparse.Namespace(offload=True, tso=False))
