@@ -12,14 +12,14 @@ administrator's (``ip addr``, ``ip route``), as with strongSwan's kernel-libipse
 Offloads (unless ``offload=False``): with ``IFF_VNET_HDR`` every read and write starts with
 a virtio-net header (:mod:`cryptoapi.esp.vnet`). espd writes the TCP segments it decrypts in
 one turn as one coalesced packet where they continue one flow (:mod:`cryptoapi.esp.gro`),
-which costs the kernel one packet instead of dozens and the peer's TCP one ACK. Reads stay
-one packet each by default: ``TUNSETOFFLOAD`` is 0, so the kernel segments and checksums
-what it sends in C. With ``segmentation`` it is told that espd does both itself: checksums
-(``TUN_F_CSUM``), TCP segmentation (``TUN_F_TSO4``, ``TSO6``) and, where the kernel has it
-(Linux 6.2), UDP segmentation (``TUN_F_USO4``, ``USO6``); one read then brings a
-super-segment of up to 64 KB that espd cuts (:mod:`cryptoapi.esp.gso`). That saves reads,
-but CPython sums a checksum at about 4 ns a byte against the kernel's fraction of one, so it
-costs more CPU per packet than it saves (measured in the issue 21 note; ``bench.espd``). A
+which costs the kernel one packet instead of dozens and the peer's TCP one ACK. With
+``segmentation`` the kernel is told that espd checksums (``TUN_F_CSUM``) and segments TCP
+(``TUN_F_TSO4``, ``TSO6``) and, where the kernel has it (Linux 6.2), UDP (``TUN_F_USO4``,
+``USO6``) itself: one read then brings a super-segment of up to 64 KB that espd cuts
+(:mod:`cryptoapi.esp.gso`, in C where ``gso.c`` builds; espd asks for it then, see
+:mod:`cryptoapi.cli.espd`). Without ``segmentation``, ``TUNSETOFFLOAD`` is 0 and reads are
+one packet each, segmented and checksummed by the kernel: cut in Python, a super-segment
+costs more CPU than the kernel spends (CPython sums a checksum at about 4 ns a byte). A
 kernel that refuses USO gets TSO and checksums only; one that refuses those too gets the
 header with no offload. Every other open turns every offload off, since a persistent
 device keeps what an earlier espd turned on.
