@@ -139,7 +139,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="ARG",
-        help="pass ARG to the measured espds (repeatable; e.g. --espd-arg=--tso)",
+        help="pass ARG to the measured espds (repeatable; e.g. --espd-arg=--no-tso)",
     )
     parser.add_argument(
         "--plain", action="store_true", help="also measure espd --no-offload (no TUN/UDP offloads)"
