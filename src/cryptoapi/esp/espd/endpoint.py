@@ -144,10 +144,13 @@ class Endpoint:
         self._by_route = {(s.family, not s.raw): s for s in sockets}
         self._coalesce: gro.Coalesce = gro.coalesce
         self._split: gso.Split = gso.split
-        if tun.vnet:  # the offloads' C twins, built on first use (cryptoapi.esp.native)
-            (self._coalesce, gro_in), (self._split, gso_in) = gro.coalescer(), gso.splitter()
-            log.info("TUN device %s: reads cut in %s, writes coalesced in %s", tun.name,
-                     gso_in, gro_in)  # fmt: skip
+        if tun.vnet:  # the offloads' C twins, each built where it is used (esp.native)
+            self._coalesce, language = gro.coalescer()
+            said = f"writes coalesced in {language}"
+            if tun.segmented:  # else every read is a plain packet: nothing to cut
+                self._split, language = gso.splitter()
+                said += f", reads cut in {language}"
+            log.info("TUN device %s: %s", tun.name, said)
         self._batches = SendBatches()
         self._stopping = False
         self._stats_wanted = False

@@ -75,12 +75,14 @@ ICV within a 1500-byte link."""
 @dataclass(frozen=True, slots=True)
 class TunDevice:
     """An open TUN device: its file descriptor (non-blocking), the kernel's name for it,
-    whether reads and writes carry a virtio-net header, and the offloads turned on."""
+    whether reads and writes carry a virtio-net header, the offloads turned on, and whether
+    reads may bring super-segments or partial checksums (offloads on reads)."""
 
     fd: int
     name: str
     vnet: bool = False
     offloads: str = "none"
+    segmented: bool = False
 
     def close(self) -> None:
         os.close(self.fd)
@@ -132,16 +134,15 @@ def open_tun(
     try:
         reply = fcntl.ioctl(fd, TUNSETIFF, _IFREQ_FLAGS.pack(raw, flags))
         actual = _IFREQ_FLAGS.unpack(reply)[0].rstrip(b"\0")
-        offloads = _set_offloads(fd) if offload and segmentation else _clear_offloads(fd)
-        if offload:
-            offloads = f"coalesced writes, {offloads} on reads"
+        on_reads = _set_offloads(fd) if offload and segmentation else _clear_offloads(fd)
+        offloads = f"coalesced writes, {on_reads} on reads" if offload else on_reads
         if mtu is not None:
             set_mtu(actual, mtu)
         bring_up(actual)
     except BaseException:
         os.close(fd)
         raise
-    return TunDevice(fd, actual.decode(), offload, offloads)
+    return TunDevice(fd, actual.decode(), offload, offloads, on_reads != "none")
 
 
 def _clear_offloads(fd: int) -> str:
