@@ -111,6 +111,7 @@ def _encrypt_then_mac(
     cipher_encrypt: Callable[[bytes, bytes], bytes] = _identity
     cipher_decrypt: Callable[[bytes, bytes], bytes] = _identity
     align = 4
+    cbc = encrypt.name.startswith(CBC_PREFIX)  # random IVs; runs from authenc's drivers
     if not encrypt.is_null:
         cipher = registry.alloc_skcipher(encrypt.name)
         cipher.setkey(sa.encrypt_key)
@@ -123,12 +124,12 @@ def _encrypt_then_mac(
         shash = registry.alloc_shash(auth.name)
         shash.setkey(sa.auth_key)
         mac, icvlen = shash.digest, auth.icv
-        if encrypt.name.startswith(CBC_PREFIX):  # the only runs of encrypt-then-MAC there are
+        if cbc:  # the only runs of encrypt-then-MAC there are
             runs = _authenc_runs(registry, encrypt, auth, sa)
     seal, open_ = _etm(cipher_encrypt, cipher_decrypt, mac, icvlen)
     return EspCrypto(
         seal, open_, ivlen=encrypt.ivlen, icvlen=icvlen, align=align,
-        counter_iv=bool(encrypt.ivlen) and not encrypt.name.startswith(CBC_PREFIX), runs=runs,
+        counter_iv=bool(encrypt.ivlen) and not cbc, runs=runs,
     )  # fmt: skip
 
 

@@ -3,13 +3,14 @@ SHA-2 siblings, one piece each (the ``authenc`` template's construction, RFC 430
 the ICV, HMAC truncated to the tag length, over assoc || IV || C).
 
 What it adds over the instances of the template is :class:`~cryptoapi.transforms.aead.
-EspRuns`: the extension seals and opens whole runs of one SA's ESP packets in one call, the
-IVs from libcrypto's random generator (RFC 3602 §3), and with extended sequence numbers the
-ICV over their high bits after the payload (§2.2.1, what the kernel's ``authencesn``
-does). Its one-packet calls, which the self-test manager checks, have no ESN: they are the
-template's. It ranks at OpenSSL's 300 (the manifest's ``AT_OPENSSL`` says why), above the
-instances over the ``openssl`` provider's parts, which tie and are not one piece. Key: the
-template's, ``enckeylen`` (4 bytes) || authkey || AES key.
+EspRuns`: the extension seals and opens whole runs of one SA's ESP packets in one call,
+with the random IVs the data path draws for the run (RFC 3602 §3), and with extended
+sequence numbers the ICV over their high bits after the payload (§2.2.1, what the
+kernel's ``authencesn`` does). Its one-packet calls, which the self-test manager checks,
+have no ESN: they are the template's. It ranks at OpenSSL's 300 (the manifest's
+``AT_OPENSSL`` says why), above the instances over the ``openssl`` provider's parts, which
+tie and are not one piece. Key: the template's, ``enckeylen`` (4 bytes) || authkey || AES
+key.
 """
 
 from typing import Any

@@ -610,8 +610,8 @@ static PyObject *seal_packets(Key *self, PyObject *packets, uint64_t seq, uint64
  * under the key; the readable path makes the same one), each CBC IV the next of ivs
  * (random ones, RFC 3602 §3; b"" for an AEAD), padded to the alignment with the
  * trailer's next header by the IP version (§2.4); behind a copy of header (an outer IPv4,
- * or IPv4 and UDP, header with the first packet's identification, length and checksums zero) unless it
- * is empty, the identification counted up from packet to packet. */
+ * or IPv4 and UDP, header with the first packet's identification, length and checksums
+ * zero) unless it is empty, the identification counted up from packet to packet. */
 static PyObject *key_seal_run(Key *self, PyObject *const *args, Py_ssize_t nargs) {
     uint64_t seq, iv_salt;
     PyObject *packets, *ivs, *header, *out;
