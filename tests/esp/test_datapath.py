@@ -9,6 +9,8 @@ import struct
 import pytest
 
 from cryptoapi.esp import ESP_STAT, XFRM_STAT, Datapath
+from cryptoapi.esp import datapath as datapath_module
+from cryptoapi.esp.native import native
 from cryptoapi.esp.policies import FLOW_CACHE
 from cryptoapi.pfkey import (
     ExtType,
@@ -28,6 +30,7 @@ from cryptoapi.pfkey.db.acquires import ACQUIRE_MAX
 from tests.esp import sas
 from tests.esp.conftest import counted, internet_checksum, ip_packet, sa_state, udp_packet
 from tests.esp.pair import build_pair, stray_tunnel
+from tests.esp.test_fastpath import inner_packets, twins
 
 MODES = {"tunnel": IpsecMode.TUNNEL, "transport": IpsecMode.TRANSPORT}
 
@@ -359,3 +362,25 @@ def test_tunnels_between_families(outer, inner):
     next_header = sent[9] if outer == 4 else sent[6]
     assert next_header == 50
     assert Datapath(peer).input(sent) == packet  # (it checks the next header is 4 or 41)
+
+
+def test_without_a_compiler_the_data_path_takes_the_python_methods(monkeypatch, tmp_path):
+    """Where ``fastrun.c`` cannot be built the fast runs are the methods, and a data path
+    carries packets by them."""
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    native.cache_clear()
+    datapath_module.fast_runs.cache_clear()
+    try:
+        methods = (Datapath._fast_outputs, Datapath._fast_open_run)
+        assert datapath_module.fast_runs() == methods
+        fast, _ = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500)
+        local, peer = fast.pair.local, fast.pair.peer
+        packets = inner_packets(fast.pair)
+        sent = local.output_many(packets)
+        received = peer.input_many([o.payload for o in sent], sent[0].src, sent[0].dst, udp=True)
+        assert received == packets
+        assert (local._outputs, peer._open_run) == methods
+    finally:  # the next test builds (or finds) fastrun.c again
+        native.cache_clear()
+        datapath_module.fast_runs.cache_clear()

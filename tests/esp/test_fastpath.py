@@ -3,7 +3,8 @@ for: two data paths over copies of the same SAs (same keys, same IV salt, same s
 state), one with ``fast=False``, take the same packets and must give the same bytes, drop
 the same packets under the same counters, and leave the same usage and replay windows.
 Every transform, both modes, IPv4 and IPv6, with and without ESN, raw ESP and ESP in UDP;
-then window edges, lifetimes and sequence floors."""
+then window edges, lifetimes and sequence floors. Each test runs twice: with the fast runs'
+C twins (``fastrun.c``) and with the Python methods they stand in for."""
 
 from collections import Counter
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import pytest
 
 from cryptoapi import Registry
 from cryptoapi.esp import Datapath, SequenceFloors, fastpath, ip
+from cryptoapi.esp import datapath as datapath_module
 from cryptoapi.esp.crypto import EspCrypto, for_sa
 from cryptoapi.esp.fastpath import FastSa
 from cryptoapi.pfkey import IpsecMode, Lifetime, Message, MsgType, SaFlags, SaType, decode
@@ -127,25 +129,52 @@ def counting(function, taken, name=None):
     return counted
 
 
-def counting_runs(monkeypatch, taken, *, by_packet=False):
-    """Count the packets the fast path frames a run at a time (``fastpath.seal_run``,
-    ``open_run``) as :func:`counting` counts ``seal`` and ``open_esp``: under "seal" and
-    "open_esp", or each inbound packet under itself (``by_packet``), the one a run
-    stopped at as a drop included."""
-    seal_run, open_run = fastpath.seal_run, fastpath.open_run
+class CountingRuns:
+    """An SA's calls for runs (``FastSa.runs``), counting what each takes: see
+    :func:`counting_runs`."""
 
-    def sealed(fast, runs, packets, **kwargs):
-        taken["seal"] += len(packets)
-        return seal_run(fast, runs, packets, **kwargs)
+    def __init__(self, runs, taken, by_packet):
+        self.runs, self.taken, self.by_packet = runs, taken, by_packet
 
-    def opened(runs, replay, payloads, start, **kwargs):
-        chunk, next_headers, cause = open_run(runs, replay, payloads, start, **kwargs)
+    def bind(self, *args):
+        self.runs.bind(*args)
+
+    def seal_run(self, packets, *args):
+        self.taken["seal"] += len(packets)
+        return self.runs.seal_run(packets, *args)
+
+    def open_run(self, payloads, start, *args):
+        chunk, next_headers, cause = self.runs.open_run(payloads, start, *args)
         for payload in payloads[start : start + len(chunk) + bool(cause)]:
-            taken[payload if by_packet else "open_esp"] += 1
+            self.taken[payload if self.by_packet else "open_esp"] += 1
         return chunk, next_headers, cause
 
-    monkeypatch.setattr(fastpath, "seal_run", sealed)
-    monkeypatch.setattr(fastpath, "open_run", opened)
+
+def counting_runs(monkeypatch, taken, *, by_packet=False):
+    """Count the packets the fast path frames a run at a time (the calls of the SAs made
+    from now on) as :func:`counting` counts ``seal`` and ``open_esp``: under "seal" and
+    "open_esp", or each inbound packet under itself (``by_packet``), the one a run
+    stopped at as a drop included. Both twins of the fast runs make these calls."""
+    made = FastSa.__init__
+
+    def counted(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        if self.runs is not None:
+            self.runs = CountingRuns(self.runs, taken, by_packet)
+
+    monkeypatch.setattr(FastSa, "__init__", counted)
+
+
+@pytest.fixture(autouse=True, params=["C", "Python"])
+def language(request, monkeypatch):
+    """The fast runs' twins every test here runs with: ``fastrun.c``'s (skipped where it
+    does not build) or the Python methods (:func:`cryptoapi.esp.datapath.fast_runs`)."""
+    methods = (Datapath._fast_outputs, Datapath._fast_open_run)
+    if request.param == "Python":
+        monkeypatch.setattr(datapath_module, "fast_runs", lambda: methods)
+    elif datapath_module.fast_runs() == methods:
+        pytest.skip("fastrun.c does not build here (no C compiler or Python headers)")
+    return request.param
 
 
 @pytest.fixture(params=[True, False], ids=["runs", "per-packet"])
@@ -421,6 +450,8 @@ def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, ru
     """input_many opens a run of one SA at once: it must stop at the hard limit's packet,
     drop a replay, a forgery and an unknown SPI in the middle of a run, and count all of it
     as input_esp one by one on the readable path does. The forgery is decrypted once."""
+    opened = Counter[bytes]()
+    counting_runs(monkeypatch, opened, by_packet=True)
     fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500)
     results = {}
     for twin in (fast, reference):
@@ -435,10 +466,10 @@ def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, ru
         pair.peer.state_of(sa).update_limits()
         if twin.fast:
             first = pair.peer.input_many(payloads[:1], src, dst, udp=True)  # first use: timers
-            one_by_one, opened = Counter[str](), Counter[bytes]()
+            one_by_one = Counter[str]()
+            opened.clear()
             pair.peer._open_in_full = counting(pair.peer._open_in_full, one_by_one, "input")
             monkeypatch.setattr(fastpath, "open_esp", counting(fastpath.open_esp, opened))
-            counting_runs(monkeypatch, opened, by_packet=True)
             results[True] = first + pair.peer.input_many(payloads[1:], src, dst, udp=True)
             assert 0 < one_by_one["input"] < len(payloads) - 5  # runs took some of them
             assert opened[forged] == 1

@@ -47,6 +47,7 @@ before the numbers under it are sent; a floor that cannot be written drops the p
 SA starts at 1, and its IVs are still xored with a salt of the process's own.
 """
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -64,6 +65,7 @@ from cryptoapi.esp.ip import (
     IPPROTO_UDP,
     Flow,
 )
+from cryptoapi.esp.native import native
 from cryptoapi.esp.policies import FLOW_CACHE, PolicyLookup
 from cryptoapi.esp.seqfloor import SequenceFloors, fingerprint
 from cryptoapi.esp.state import EspState
@@ -94,6 +96,8 @@ ESP = int(SaType.ESP)
 log = logging.getLogger(__name__)
 
 Notify = Callable[[list[bytes]], None]
+Outer = tuple[bytes, bytes, int]
+"""An inbound packet's outer source and destination address (packed) and TOS."""
 LOGGED_ESP_DROPS = frozenset(("XfrmInStateProtoError", encap.BAD_PADDING, "XfrmInStateSeqError"))
 """§3.4 rejections that say something about the SA (keys, the peer): logged (rate-limited)."""
 LOGGED_POLICY_DROPS = frozenset(("XfrmInNoPols", "XfrmInTmplMismatch"))
@@ -201,6 +205,9 @@ class Datapath:
         self._ident = 0
         self._drops = DropLog(key_manager.clock)
         self._clear_verdict = "dropped" if drops_clear else "passed in clear"
+        self._outputs: Outputs = Datapath._first_outputs
+        self._open_run: OpenRun = Datapath._first_open_run
+        """The fast runs' twins, C or Python (:func:`fast_runs`), found on first use."""
 
     # -- outbound -----------------------------------------------------------------------
 
@@ -226,19 +233,34 @@ class Datapath:
         """:meth:`output_esp` for each of ``packets`` in order, the results in one list: a
         TUN read's segments, or a turn's reads, in one call. The fast path takes each run
         of packets of one flow at once: one plan lookup, one sequence number reservation
-        and one count for the run."""
+        and one count for the run (:meth:`_fast_outputs`, in C where it builds)."""
         outs: list[Outbound] = []
         at = 0
         while at < len(packets):
-            run = self._fast_run(packets, at, outer=False) if self.fast else None
-            if run is None:
-                outs += self._readable_esp(packets[at])
-                at += 1
-                continue
+            if self.fast:
+                at = self._outputs(self, packets, at, outs)
+                if at == len(packets):
+                    break
+            outs += self._readable_esp(packets[at])
+            at += 1
+        return outs
+
+    def _fast_outputs(self, packets: Sequence[bytes], start: int, outs: list[Outbound]) -> int:
+        """Append to ``outs`` what the fast path makes of ``packets[start]`` and the packets
+        after it, run after run (:meth:`_fast_run`, no outer headers); the index of the first
+        packet it leaves to the readable path (``len(packets)``: none). ``fastrun.c``'s
+        ``outputs`` is its C twin."""
+        at = start
+        while at < len(packets) and (run := self._fast_run(packets, at, outer=False)):
             outbound = run[0].outbound
             outs += [_new_outbound(Outbound, (*outbound, esp)) for esp in run[1]]
             at += len(run[1])
-        return outs
+        return at
+
+    def _first_outputs(self, packets: Sequence[bytes], start: int, outs: list[Outbound]) -> int:
+        """:meth:`_fast_outputs` by the twin :func:`fast_runs` finds, from now on."""
+        self._outputs, self._open_run = fast_runs()
+        return self._outputs(self, packets, start, outs)
 
     def _readable_esp(self, packet: bytes) -> list[Outbound]:
         """:meth:`output_esp` by the readable path."""
@@ -510,6 +532,7 @@ class Datapath:
         GRO receive brings them) in order; the packets they held, the dropped left out.
         The fast path takes each run of one SA's packets at once (:meth:`_fast_open_run`)."""
         inners: list[bytes] = []
+        outer = (src, dst, tos)
         at = 0
         while at < len(payloads):
             payload = payloads[at]
@@ -519,7 +542,7 @@ class Datapath:
                 continue
             taken = 0
             if self.fast:
-                taken = self._fast_open_run(payloads, at, src, dst, tos=tos, inners=inners)
+                taken = self._open_run(self, payloads, at, outer, inners)
             if not taken:
                 inner = self._open_in_full(payload, src, dst, tos, None)
                 if inner is not None:
@@ -529,26 +552,21 @@ class Datapath:
         return inners
 
     def _fast_open_run(
-        self,
-        payloads: Sequence[bytes],
-        start: int,
-        src: bytes,
-        dst: bytes,
-        *,
-        tos: int,
-        inners: list[bytes],
+        self, payloads: Sequence[bytes], start: int, outer: Outer, inners: list[bytes]
     ) -> int:
-        """Open ``payloads[start]`` and the ESP packets after it of the same SA (from
-        ``src``) by its fast path, appending what they hold to ``inners``; how many were
-        taken. 0, with nothing done, leaves ``payloads[start]`` to :meth:`_open_in_full`:
-        an SA not seen yet or changed, not usable or not used yet, without a fast path, an
-        outer ECN mark, a SAD/SPD change, or a packet that could take it to a lifetime
-        limit. A run ends before a packet of another SA or one near a limit, and after one
-        §3.4 rejects (counted here as :meth:`_open_in_full` counts it, so that a forged
-        packet is decrypted once). :meth:`_open_in_full`'s and :meth:`_count_use`'s common
-        case, once per run. An SA with calls for runs (:attr:`FastSa.runs`) opens the
-        packets that follow the window's top in one call; any other number the window
-        allows is opened here, one packet at a time."""
+        """Open ``payloads[start]`` and the ESP packets after it of the same SA (``outer``:
+        they came from ``src`` to ``dst`` with the outer ``tos``) by its fast path,
+        appending what they hold to ``inners``; how many were taken. 0, with nothing done,
+        leaves ``payloads[start]`` to :meth:`_open_in_full`: an SA not seen yet or changed,
+        not usable or not used yet, without a fast path, an outer ECN mark, a SAD/SPD
+        change, or a packet that could take it to a lifetime limit. A run ends before a
+        packet of another SA or one near a limit, and after one §3.4 rejects (counted here
+        as :meth:`_open_in_full` counts it, so that a forged packet is decrypted once).
+        :meth:`_open_in_full`'s and :meth:`_count_use`'s common case, once per run. An SA
+        with calls for runs (:attr:`FastSa.runs`) opens the packets that follow the
+        window's top in one call; any other number the window allows is opened here, one
+        packet at a time. ``fastrun.c``'s ``inputs`` is its C twin."""
+        src, dst, tos = outer
         esp = payloads[start]
         key = (ESP, dst, int.from_bytes(esp[:4], "big"))
         sa = self._sad.by_key.get(key)
@@ -624,6 +642,13 @@ class Datapath:
         self._counters["EspInBytes"] += nbytes
         return taken + dropped
 
+    def _first_open_run(
+        self, payloads: Sequence[bytes], start: int, outer: Outer, inners: list[bytes]
+    ) -> int:
+        """:meth:`_fast_open_run` by the twin :func:`fast_runs` finds, from now on."""
+        self._outputs, self._open_run = fast_runs()
+        return self._open_run(self, payloads, start, outer, inners)
+
     def _is_encap_port(self, port: int) -> bool:
         return port == (self.encap_port or 4500)
 
@@ -645,7 +670,7 @@ class Datapath:
         """One ESP packet: by the fast path if it takes it (a run of one), else in full."""
         if self.fast:
             inners: list[bytes] = []
-            if self._fast_open_run((esp,), 0, src, dst, tos=tos, inners=inners):
+            if self._open_run(self, (esp,), 0, (src, dst, tos), inners):
                 return inners[0] if inners else None
         return self._open_in_full(esp, src, dst, tos, header)
 
@@ -861,6 +886,26 @@ class Datapath:
         """Close the sequence floor file, if one was given (no packet is sent after)."""
         if self.floors is not None:
             self.floors.close()
+
+
+Outputs = Callable[[Datapath, Sequence[bytes], int, list[Outbound]], int]
+OpenRun = Callable[[Datapath, Sequence[bytes], int, Outer, list[bytes]], int]
+
+
+@functools.cache
+def fast_runs() -> tuple[Outputs, OpenRun]:
+    """The fast runs' twins (:meth:`Datapath._fast_outputs`, :meth:`Datapath._fast_open_run`):
+    ``fastrun.c``'s where it builds, else the methods. Once per process, on the first
+    packet a data path's fast path looks at.
+
+    Why a C twin: an idle tunnel's packet finds the process's caches cold, where every
+    Python frame it runs through costs many misses (``bench.esp``'s cold rows measure it).
+    """
+    found = native("fastrun.c")
+    if found is None:
+        return Datapath._fast_outputs, Datapath._fast_open_run
+    found.bind(Outbound, USABLE, ESP, fastpath, ip.flow, fastpath.RUN_CAUSES)
+    return found.outputs, found.inputs
 
 
 def _satisfies(state: EspState, request: IpsecRequest) -> bool:
