@@ -1,6 +1,10 @@
 """espd's loop: packets between the TUN device and the ESP sockets, through the data path.
 
-One thread, one :mod:`selectors` (epoll) loop. Routing, per readable source:
+One thread, one epoll loop. The packets' sources (the TUN and the ESP sockets) are watched
+by an epoll of their own, which also watches a :mod:`selectors` selector of every other
+source (the wake-up pipe, keyd's socket, the status socket): a packet's turn runs no
+selector code, whose Python costs most when an idle tunnel's packet finds the caches cold.
+Routing, per readable source:
 
 - TUN (plaintext from the host's routes): the packets of a read go to
   ``datapath.output_many``; each ESP packet it returns is sent on the socket of its family
@@ -62,6 +66,7 @@ import contextlib
 import errno
 import logging
 import os
+import select
 import selectors
 import signal
 import socket
@@ -154,7 +159,9 @@ class Endpoint:
         self._batches = SendBatches()
         self._stopping = False
         self._stats_wanted = False
-        self._selector = selectors.DefaultSelector()
+        self._sources = select.epoll()
+        self._handlers: dict[int, Callable[[], None]] = {}  # by fd, for _sources
+        self._selector = selectors.DefaultSelector()  # the control plane's, in _sources
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -234,10 +241,15 @@ class Endpoint:
 
     def _register(self) -> None:
         self._selector.register(self._wake_r, selectors.EVENT_READ, self._on_wake)
-        self._selector.register(self.tun.fd, selectors.EVENT_READ, self._on_tun)
-        for sock in self.sockets:
-            self._selector.register(sock.sock, selectors.EVENT_READ, self._receiver(sock))
         self._watch_keyd()
+        self._watch(self.tun.fd, self._on_tun)
+        for sock in self.sockets:
+            self._watch(sock.fileno(), self._receiver(sock))
+        self._watch(self._selector.fileno(), self._on_control)
+
+    def _watch(self, fd: int, handler: Callable[[], None]) -> None:
+        self._sources.register(fd, select.EPOLLIN)
+        self._handlers[fd] = handler
 
     def _receiver(self, sock: EspSocket) -> Callable[[], None]:
         return lambda: self._on_esp(sock)
@@ -259,8 +271,8 @@ class Endpoint:
 
     def _turn(self) -> None:
         pending = self.follower is not None and self.follower.pending()
-        for key, _ in self._selector.select(0.0 if pending else self._timeout()):
-            key.data()
+        for fd, _ in self._sources.poll(0.0 if pending else self._timeout()):
+            self._handlers[fd]()  # an error or hang-up too: the read says which
         if pending:
             self._on_keyd()
         now = time.monotonic()
@@ -286,6 +298,10 @@ class Endpoint:
         return TICK
 
     # -- the sources -------------------------------------------------------------------
+
+    def _on_control(self) -> None:
+        for key, _ in self._selector.select(0):
+            key.data()
 
     def _on_wake(self) -> None:
         try:
@@ -531,6 +547,7 @@ class Endpoint:
         if self.control is not None:
             self.control.close()
         self._selector.close()
+        self._sources.close()
         for sock in (self._wake_r, self._wake_w):
             sock.close()
         for esp in self.sockets:
