@@ -1,7 +1,10 @@
 """UDP GSO and GRO on espd's ESP sockets and through its loop, on loopback (no namespace:
-UDP between two sockets of this host, and a SOCK_SEQPACKET pair standing for the TUN)."""
+UDP between two sockets of this host, and a SOCK_SEQPACKET pair standing for the TUN).
+Every test runs twice: with ``packetio.c``'s reads, receives and sends, and with the
+Python calls they stand in for."""
 
 import contextlib
+import errno
 import os
 import socket
 import struct
@@ -12,15 +15,31 @@ from dataclasses import dataclass
 import pytest
 
 from cryptoapi.esp import Outbound
+from cryptoapi.esp.espd import endpoint as endpoint_module
+from cryptoapi.esp.espd import sockets as sockets_module
 from cryptoapi.esp.espd.endpoint import Endpoint
-from cryptoapi.esp.espd.sockets import EspSocket, Received, segments
-from cryptoapi.esp.espd.tun import TunDevice
+from cryptoapi.esp.espd.sockets import MAX_DATAGRAM, EspSocket, Received, segments
+from cryptoapi.esp.espd.tun import TunDevice, read_frame
 from tests.esp import netns
 
 SO_NO_CHECK = 11  # <asm-generic/socket.h>: no UDP checksum, which UDP_SEGMENT refuses (EINVAL)
 FAMILIES = pytest.mark.parametrize(
     ("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")]
 )
+
+
+@pytest.fixture(autouse=True, params=["C", "Python"])
+def io(request, monkeypatch):
+    """The calls every test here runs with: ``packetio.c``'s (skipped where it does not
+    build), or the Python ones (``sockets.packet_io`` finds none)."""
+    if request.param == "Python":
+        for module in (sockets_module, endpoint_module):
+            monkeypatch.setattr(module, "packet_io", lambda: None)
+        return None
+    found = sockets_module.packet_io()
+    if found is None:
+        pytest.skip("packetio.c does not build here (no C compiler or Python headers)")
+    return found
 
 
 def esp_socket(family: int, **options: bool) -> EspSocket:
@@ -245,3 +264,53 @@ def test_a_gro_batch_is_decrypted_datagram_by_datagram(offload):
         counters = it.endpoint.counters
         assert counters["EspdReceivePackets"] == counters["EspdTunOutPackets"] == len(sent)
         assert counters["EspdUdpGroReceives"] == (1 if offload else 0)
+
+
+@FAMILIES
+def test_a_datagram_is_received_with_its_addresses_ports_and_size_alike(family, host, io):
+    """What a receive reports: the packet's own destination (its PKTINFO), the sender's
+    address and port, the socket's port, the bytes; None once nothing is waiting."""
+    with esp_socket(family) as esp, socket.socket(family, socket.SOCK_DGRAM) as peer:
+        peer.bind((host, 0))
+        peer.sendto(b"esp" * 100, (host, esp.port))
+        got = gro_receive(esp)
+        loopback = socket.inet_pton(family, host)
+        assert got == Received(None, b"esp" * 100, loopback, loopback, peer.getsockname()[1],
+                               esp.port, 0)  # fmt: skip
+        assert esp.receive() is None
+
+
+def test_a_tun_read_is_a_frame_or_none_and_an_error_names_its_errno(io):
+    host, tun = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with host, tun:
+        tun.setblocking(False)
+        read = read_frame if io is None else io.read_frame
+        assert read(tun.fileno(), 100) is None
+        host.send(b"a packet")
+        assert read(tun.fileno(), 100) == b"a packet"
+        assert read(tun.fileno(), 100) is None
+        fd = os.dup(tun.fileno())
+        os.close(fd)
+        with pytest.raises(OSError) as raised:
+            read(fd, 100)
+        assert raised.value.errno == errno.EBADF
+
+
+def test_the_c_calls_refuse_what_they_cannot_send(io):
+    """Typed errors for arguments espd never gives: the socket module's own checks."""
+    if io is None:
+        pytest.skip("packetio.c's own checks")
+    loopback = socket.inet_aton("127.0.0.1")
+    with esp_socket(socket.AF_INET) as esp:
+        fd, family = esp.fileno(), socket.AF_INET
+        with pytest.raises(ValueError, match="dst: 4 packed bytes"):
+            io.send(fd, family, [b"x"], loopback, bytes(16), 4500, 0)
+        with pytest.raises(ValueError, match="1 to 64"):
+            io.send(fd, family, [b"x"] * 65, loopback, loopback, 4500, 0)
+        with pytest.raises(TypeError, match="payloads: bytes"):
+            io.send(fd, family, ["x"], loopback, loopback, 4500, 0)
+        with pytest.raises(ValueError, match="AF_INET or AF_INET6"):
+            io.receive(fd, socket.AF_UNIX, MAX_DATAGRAM, 4500)
+        with pytest.raises(OSError) as raised:
+            io.send(fd, family, [b"x"], loopback, loopback, 0, 0)  # port 0: refused
+        assert raised.value.errno == errno.EINVAL

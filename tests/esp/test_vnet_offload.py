@@ -23,6 +23,7 @@ from scapy.utils import checksum
 from cryptoapi import _cbuild
 from cryptoapi.cli import espd as espd_cli
 from cryptoapi.esp import gro, gso, vnet
+from cryptoapi.esp.espd.sockets import packet_io
 from cryptoapi.esp.native import native
 from cryptoapi.esp.vnet import F_NEEDS_CSUM, VnetHeader
 
@@ -413,7 +414,7 @@ def test_gso_c_refuses_what_is_not_bytes(native_split):
         native_split(bytearray(20))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("source", ["gro.c", "gso.c"])
+@pytest.mark.parametrize("source", ["gro.c", "gso.c", "fastrun.c", "packetio.c"])
 def test_the_c_twins_compile_without_a_warning(source, tmp_path):
     """Users build without -Werror (a newer compiler's new warning must not stop them);
     here every warning is an error."""
@@ -432,12 +433,15 @@ def test_without_a_compiler_espd_takes_the_python_twins_and_leaves_tso_off(monke
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     native.cache_clear()
+    packet_io.cache_clear()
     try:
         assert gro.coalescer() == (gro.coalesce, "Python")
         assert gso.splitter() == (gso.split, "Python")
+        assert packet_io() is None
         assert not espd_cli._tso(argparse.Namespace(offload=True, tso=None))
         assert espd_cli._tso(argparse.Namespace(offload=True, tso=True))  # asked for
-    finally:
-        native.cache_clear()  # the next test builds (or finds) the C twins again
+    finally:  # the next test builds (or finds) the C twins again
+        native.cache_clear()
+        packet_io.cache_clear()
     assert not espd_cli._tso(argparse.Namespace(offload=False, tso=None))
     assert not espd_cli._tso(argparse.Namespace(offload=True, tso=False))

@@ -64,6 +64,7 @@ record by record (see :mod:`.pcap`). The counters are printed at exit.
 
 import contextlib
 import errno
+import functools
 import logging
 import os
 import select
@@ -85,8 +86,9 @@ from cryptoapi.esp.espd.frames import outer_packet
 from cryptoapi.esp.espd.notices import Notices
 from cryptoapi.esp.espd.pcap import PcapWriter
 from cryptoapi.esp.espd.role import KeydRole
-from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received, segments
+from cryptoapi.esp.espd.sockets import Datagram, EspSocket, Received, packet_io, segments
 from cryptoapi.esp.espd.tun import TunDevice, TunGone
+from cryptoapi.esp.espd.tun import read_frame as tun_read_frame
 from cryptoapi.pfkey.daemon.control import ControlServer
 from cryptoapi.pfkey.daemon.status import signal_name
 
@@ -156,6 +158,10 @@ class Endpoint:
                 self._split, language = gso.splitter()
                 said += f", reads cut in {language}"
             log.info("TUN device %s: %s", tun.name, said)
+        io = packet_io()
+        read = tun_read_frame if io is None else io.read_frame
+        self._read_frame = functools.partial(read, tun.fd, READ_SIZE)
+        log.info("packets read, received and sent by %s", "Python" if io is None else "C")
         self._batches = SendBatches()
         self._stopping = False
         self._stats_wanted = False
@@ -328,11 +334,11 @@ class Endpoint:
         try:
             while reads < BATCH and len(packets) < BATCH:  # a super-segment is never cut
                 try:
-                    frame = os.read(self.tun.fd, READ_SIZE)
-                except (BlockingIOError, InterruptedError):
-                    break
+                    frame = self._read_frame()
                 except OSError as error:
                     self._tun_error("EspdTunReadError", "read", error)
+                    break
+                if frame is None:  # nothing more waiting
                     break
                 reads += 1
                 if not self.tun.vnet:

@@ -41,17 +41,25 @@ Offloads (UDP only, unless ``offload=False``; Linux ``net/ipv4/udp.c``, ``udp_of
   :data:`GSO_MAX_SEGMENTS` and :data:`GSO_MAX_BYTES` and falls back to :meth:`EspSocket.send`
   per datagram when refused.
 
+Each call is one system call from C where ``packetio.c`` builds (:func:`packet_io`): no
+exception for an empty queue, no address conversions; the Python here is its reference,
+and what runs without a compiler (raw ESP sockets always take it).
+
 Errors are the caller's: :meth:`EspSocket.receive` returns None when nothing is waiting and
 raises OSError otherwise (e.g. ECONNREFUSED queued by an ICMP error); :meth:`EspSocket.send`
 and :meth:`EspSocket.send_segments` raise OSError (EAGAIN, ENOBUFS, ECONNREFUSED,
 EHOSTUNREACH ...). The endpoint counts them and goes on.
 """
 
+import functools
 import logging
 import socket
 import struct
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NamedTuple, Protocol
+
+from cryptoapi.esp.native import native
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +120,15 @@ class Received(NamedTuple):
     :func:`segments`); 0 when ``payload`` is one datagram."""
 
 
+_new_received = tuple.__new__  # a Received without NamedTuple's Python-level __new__
+
+
+@functools.cache
+def packet_io() -> ModuleType | None:
+    """``packetio.c``'s reads, receives and sends, or None where it does not build."""
+    return native("packetio.c")
+
+
 def segments(payload: bytes, size: int) -> list[bytes]:
     """The datagrams of a ``UDP_GRO`` buffer: ``size`` bytes each, the last possibly
     shorter (the kernel coalesces equal sizes and ends a batch at a shorter one)."""
@@ -138,6 +155,8 @@ class EspSocket:
         wanted = offload and not raw
         self.gro = wanted and _turn_on(self.sock, UDP_GRO, 1)
         self.gso = wanted and _turn_on(self.sock, UDP_SEGMENT, 0)  # 0: per send, by cmsg
+        self._fd = self.sock.fileno()
+        self._io = None if raw else packet_io()
 
     def __repr__(self) -> str:
         kind = "raw ESP" if self.raw else f"UDP/{self.port}"
@@ -162,6 +181,9 @@ class EspSocket:
 
     def receive(self) -> Received | None:
         """The next packet, or None when none is waiting."""
+        if self._io is not None:
+            got = self._io.receive(self._fd, self.family, MAX_DATAGRAM, self.port)
+            return None if got is None else _new_received(Received, got)
         try:
             data, ancillary, _, address = self.sock.recvmsg(MAX_DATAGRAM, _ANCILLARY)
         except (BlockingIOError, InterruptedError):
@@ -191,6 +213,11 @@ class EspSocket:
     def send(self, datagram: Datagram) -> None:
         """Send ``datagram.payload`` from its source address to its destination (and
         port). Raises OSError as the kernel refuses it."""
+        if self._io is not None:
+            payloads = [datagram.payload]
+            self._io.send(self._fd, self.family, payloads, datagram.src, datagram.dst,
+                          datagram.dport, 0)  # fmt: skip
+            return
         self.sock.sendmsg([datagram.payload], [self._source(datagram)], 0, self._peer(datagram))
 
     def send_segments(self, datagrams: Sequence[Datagram]) -> None:
@@ -200,8 +227,12 @@ class EspSocket:
         as that many datagrams. Raises OSError as the kernel refuses it (EIO, EINVAL: it
         cannot segment these; see the module docstring)."""
         first = datagrams[0]
-        size = (SOL_UDP, UDP_SEGMENT, _GSO_SIZE.pack(len(first.payload)))
         payloads = [datagram.payload for datagram in datagrams]  # one iovec each: no join
+        if self._io is not None:
+            self._io.send(self._fd, self.family, payloads, first.src, first.dst, first.dport,
+                          len(first.payload))  # fmt: skip
+            return
+        size = (SOL_UDP, UDP_SEGMENT, _GSO_SIZE.pack(len(first.payload)))
         self.sock.sendmsg(payloads, [self._source(first), size], 0, self._peer(first))
 
     def _source(self, datagram: Datagram) -> tuple[int, int, bytes]:

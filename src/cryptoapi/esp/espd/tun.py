@@ -96,6 +96,15 @@ class TunDevice:
         return error.errno == errno.EIO and not _exists(self.name)
 
 
+def read_frame(fd: int, size: int) -> bytes | None:
+    """One read of the device, or None when nothing is waiting: ``packetio.c``'s
+    ``read_frame`` in Python (what espd takes where that does not build)."""
+    try:
+        return os.read(fd, size)
+    except BlockingIOError:
+        return None
+
+
 class TunGone(Exception):
     """The TUN device went away under espd (``ip link del``): nothing more can pass. The
     message is the one line espd exits with, naming the device."""
