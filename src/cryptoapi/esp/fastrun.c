@@ -51,7 +51,7 @@ static PyObject *Empty;
     X(_in_verdicts) X(by_key) X(fast) X(sa) X(state) X(used) X(limit_packets)              \
     X(limit_bytes) X(allocations) X(nbytes) X(lock) X(locked) X(seq) X(seq_limit)            \
     X(iv_salt) X(runs) X(random_iv) X(outbound) X(seal_run) X(open_run) X(seal) X(open_esp)  \
-    X(tunnel) X(replay) X(top) X(accept_next) X(_decapsulated) X(_esp_dropped) X(ident)      \
+    X(tunnel) X(replay) X(top) X(bitmap) X(_mask) X(size) X(_decapsulated) X(_esp_dropped) X(ident)      \
     X(EspOutPackets) X(EspOutBytes) X(EspInPackets) X(EspInBytes) X(EspInDummy)
 #define DECLARE(name) static PyObject *S_##name;
 NAMES(DECLARE)
@@ -526,6 +526,45 @@ static PyObject *inbound_state(Inbound *in, PyObject *esp, PyObject *dst) {
     return found;
 }
 
+/* ReplayWindow.accept_next(count): the count numbers after the top received, the bitmap
+ * (bit i: top - i) shifted past them and filled, within the window's size. */
+static int accept_next(PyObject *replay, Py_ssize_t count) {
+    PyObject *bitmap = PyObject_GetAttr(replay, S_bitmap), *mask = NULL, *size = NULL;
+    PyObject *top = NULL, *by = PyLong_FromSsize_t(count), *kept = NULL, *ones = NULL;
+    PyObject *filled = NULL, *moved = NULL, *next = NULL;
+    long long width;
+    int done = 0;
+    if (!bitmap || !by || !(mask = PyObject_GetAttr(replay, S__mask)) ||
+        !(size = PyObject_GetAttr(replay, S_size)) || !(top = PyObject_GetAttr(replay, S_top)) ||
+        ((width = PyLong_AsLongLong(size)) == -1 && PyErr_Occurred()))
+        goto done;
+    kept = count < width ? PyNumber_Lshift(bitmap, by) : PyLong_FromLong(0);
+    PyObject *shift = kept ? PyLong_FromLongLong(count < width ? count : width) : NULL;
+    PyObject *one = shift ? PyLong_FromLong(1) : NULL;
+    PyObject *power = one ? PyNumber_Lshift(one, shift) : NULL;
+    ones = power ? PyNumber_Subtract(power, one) : NULL;
+    Py_XDECREF(shift);
+    Py_XDECREF(one);
+    Py_XDECREF(power);
+    filled = ones ? PyNumber_Or(kept, ones) : NULL;
+    moved = filled ? PyNumber_And(filled, mask) : NULL;
+    next = moved ? PyNumber_Add(top, by) : NULL;
+    done = next && PyObject_SetAttr(replay, S_bitmap, moved) == 0 &&
+           PyObject_SetAttr(replay, S_top, next) == 0;
+done:
+    Py_XDECREF(bitmap);
+    Py_XDECREF(mask);
+    Py_XDECREF(size);
+    Py_XDECREF(top);
+    Py_XDECREF(by);
+    Py_XDECREF(kept);
+    Py_XDECREF(ones);
+    Py_XDECREF(filled);
+    Py_XDECREF(moved);
+    Py_XDECREF(next);
+    return done;
+}
+
 /* fastpath.open_next from payloads[at]: (payloads, next headers, cause) as a new tuple. */
 static PyObject *open_next(Inbound *in, Py_ssize_t at) {
     if (in->runs != Py_None) {
@@ -556,15 +595,12 @@ static PyObject *open_next(Inbound *in, Py_ssize_t at) {
             return NULL;
         }
         Py_ssize_t count = PyList_GET_SIZE(chunk);
-        PyObject *moved = count ? PyObject_CallMethod(in->replay, "accept_next", "n", count)
-                                : Py_NewRef(Py_None);
-        int stopped = moved ? PyObject_IsTrue(cause) : -1;
+        int stopped = !count || accept_next(in->replay, count) ? PyObject_IsTrue(cause) : -1;
         PyObject *result = NULL;
         if (stopped >= 0 && (count || stopped))
             result = PyTuple_Pack(3, chunk, next_headers, cause);
         Py_DECREF(opened);
         Py_DECREF(cause);
-        Py_XDECREF(moved);
         if (result || stopped < 0 || count || stopped)  // taken, stopped, or an error
             return result;
     }
