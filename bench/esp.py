@@ -6,19 +6,27 @@ Goals (issue 10): >= 100x faster than scapy; <= 2x one ``AESGCM.encrypt`` (or
 ``decrypt``) of the payload, i.e. framing, sequence numbers, SPD and SAD lookups and the
 replay check cost no more than one more AEAD call.
 
+Cold rows (issue 21's idle ping): one ping-sized packet out and in after ``EVICTION`` bytes
+were written, as an idle tunnel's packet finds the caches; the fast runs' C twins
+(``fastrun.c``) against the Python methods they stand in for, in alternating calls, medians.
+
 Run: ``python -m bench.esp`` (scapy rows are skipped when scapy is not installed).
 """
 
+import functools
 import importlib
 import os
-from collections.abc import Callable
-from typing import Any
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
-from bench.common import goal_note, report, side_by_side
+from bench.common import goal_note, report, side_by_side, skipped
 from cryptoapi import Registry
 from cryptoapi.esp import Datapath, ip
+from cryptoapi.esp.datapath import fast_runs
 from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.setkey.apply import LocalTransport, apply
 from cryptoapi.pfkey.setkey.parser import parse
@@ -43,6 +51,9 @@ BATCH_CALLS = 400
 """Batches of fresh sequence numbers made for ``input_many`` (more than the rounds take)."""
 NETS = ("10.1.0.0/16", "10.2.0.0/16")
 KEYS = {f"k{n}": bytes(range(n)).hex() for n in (16, 20, 32, 36)}
+EVICTION = 64 << 20
+"""Bytes written before each cold call: more than this machine's caches hold."""
+COLD_CALLS = 100
 
 
 def setkey_text(algorithms: str, *, reverse: bool) -> str:
@@ -187,11 +198,78 @@ def batches(
     report(f"{name} input_many() vs {BATCH} decrypts", ours, bare_us, "bare", "<= 2.5x")
 
 
+def ping_packet() -> bytes:
+    """An 84-byte ICMP echo request from 10.1.0.7 to 10.2.0.9."""
+    body = b"\x08\0\0\0" + os.urandom(60)
+    src, dst = bytes((10, 1, 0, 7)), bytes((10, 2, 0, 9))
+    return ip.ipv4_header(src, dst, 1, len(body), tos=0, ttl=64, df=True, ident=1) + body
+
+
+def cold_us(calls: list[Callable[[], object]]) -> list[float]:
+    """Each call's median microseconds over COLD_CALLS rounds, the caches emptied before
+    every call (the calls alternate)."""
+    junk = bytearray(EVICTION)
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(COLD_CALLS):
+        for call, taken in zip(calls, times, strict=True):
+            junk[:] = bytes(EVICTION)
+            start = time.perf_counter_ns()
+            call()
+            taken.append((time.perf_counter_ns() - start) / 1000)
+    return [statistics.median(taken) for taken in times]
+
+
+class Ends(NamedTuple):
+    """Both data paths of one side of the cold rows, and the outer addresses between them."""
+
+    local: Datapath
+    peer: Datapath
+    src: bytes
+    dst: bytes
+
+
+def ends(algorithms: str, registry: Registry, ping: bytes, *, python: bool) -> Ends:
+    """A local and a peer data path, with the Python methods for fast runs if ``python``;
+    the ping's flow planned and both SAs in use (their first packets)."""
+    local = datapath(algorithms, reverse=False, registry=registry)
+    peer = datapath(algorithms, reverse=True, registry=registry)
+    if python:
+        local._outputs, peer._open_run = Datapath._fast_outputs, Datapath._fast_open_run
+    [first] = local.output_many([ping])
+    peer.input_many([first.payload], first.src, first.dst, udp=False)
+    return Ends(local, peer, first.src, first.dst)
+
+
+def send_one(side: Ends, ping: bytes, sent: list[bytes]) -> None:
+    sent += [out.payload for out in side.local.output_many([ping])]
+
+
+def receive_one(side: Ends, sent: Iterator[bytes]) -> None:
+    side.peer.input_many([next(sent)], side.src, side.dst, udp=False)
+
+
+def cold(name: str, algorithms: str, registry: Registry) -> None:
+    """The cold rows of one transform (see the module doc)."""
+    if fast_runs() == (Datapath._fast_outputs, Datapath._fast_open_run):
+        skipped(f"{name} cold rows", "fastrun.c does not build here")
+        return
+    ping = ping_packet()
+    sides = [ends(algorithms, registry, ping, python=python) for python in (False, True)]
+    sent: list[list[bytes]] = [[], []]
+    pairs = list(zip(sides, sent, strict=True))
+    out = cold_us([functools.partial(send_one, side, ping, into) for side, into in pairs])
+    report(f"{name} cold output_many(ping), C", out[0], out[1], "Python")
+    back = cold_us([functools.partial(receive_one, side, iter(into)) for side, into in pairs])
+    report(f"{name} cold input_many(ping), C", back[0], back[1], "Python")
+
+
 def main() -> None:
     registry = Registry("off")
     packet = inner_packet()
     for name, (algorithms, *_) in TRANSFORMS.items():
         measure(name, algorithms, registry, packet)
+    for name, (algorithms, *_) in TRANSFORMS.items():
+        cold(name, algorithms, registry)
 
 
 if __name__ == "__main__":
