@@ -116,7 +116,8 @@ def test_a_udp_burst_arrives_whole_and_in_order_in_coalesced_writes(udp_tunnel):
 @pytest.mark.parametrize("tso", [(), ("--no-tso",)], ids=["default", "no-tso"])
 def test_the_segments_espd_sends_are_whole_packets_that_fit_the_tun(tso):
     """By default (gso.c built) espd reads super-segments and cuts them in C; with
-    --no-tso the kernel cuts them. Either way scapy decrypts what espd sent and finds IP
+    --no-tso the kernel cuts them. Its packets' reads, receives and sends run in C too
+    (packetio.c). Either way scapy decrypts what espd sent and finds IP
     and TCP lengths and checksums right, within the TUN's MTU."""
     with netns.hosts() as (a, b):
         pcap = a.work / "tso.pcap"
@@ -127,6 +128,8 @@ def test_the_segments_espd_sends_are_whole_packets_that_fit_the_tun(tso):
         assert any(f"offloads: coalesced writes, {reads}" in line for line in espd_a.stderr)
         said = "writes coalesced in C" + ("" if tso else ", reads cut in C")
         assert any(line.rstrip().endswith(f": {said}") for line in espd_a.stderr)
+        assert any(line.rstrip().endswith(": TUN reads and UDP receives and sends in C")
+                   for line in espd_a.stderr)  # fmt: skip
         received, sent = netns.transfer(a, b, MiB, seed=11)
         assert received == {"received": MiB, "sha256": sent["sha256"]}
         assert (espd_a.stats().get("EspdTunGsoReads", 0) > 0) == (not tso)

@@ -161,7 +161,7 @@ class Endpoint:
         io = packet_io()
         read = tun_read_frame if io is None else io.read_frame
         self._read_frame = functools.partial(read, tun.fd, READ_SIZE)
-        log.info("packets read, received and sent by %s", "Python" if io is None else "C")
+        log.info("TUN reads and UDP receives and sends in %s", "Python" if io is None else "C")
         self._batches = SendBatches()
         self._stopping = False
         self._stats_wanted = False
