@@ -482,21 +482,27 @@ def test_inbound_runs_stop_at_a_limit_and_at_a_bad_packet_as_one_by_one(hard, ru
 
 
 def test_sequence_floors_move_the_same_way(tmp_path):
+    """Numbers go out only under the floor kept on disk (a restart goes on above it), and
+    the floor moves at the same packets on both paths, one at a time or in batches."""
     floors = {True: tmp_path / "fast.seq", False: tmp_path / "reference.seq"}
     fast, reference = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500, floors=floors)
-    results = {}
+    results, moves = {}, {}
     for twin in (fast, reference):
+        local, state = twin.pair.local, state_of(twin)
         packet = inner_packets(twin.pair)[4]
-        results[twin.fast] = [twin.pair.local.output(packet) for _ in range(10)]
-        many = twin.pair.local.output_many if twin.fast else None
-        batch = (
-            many([packet] * 10)
-            if many
-            else [o for _ in range(10) for o in twin.pair.local.output_esp(packet)]
-        )
-        results[twin.fast].append(batch)
-        twin.pair.local.close()
+        sent, limits = [], []
+        for size in (1,) * 10 + (10, 2, 5, 1, 7):
+            if twin.fast:
+                sent.append(local.output_many([packet] * size))
+            else:
+                sent.append([o for _ in range(size) for o in local.output_esp(packet)])
+            on_disk = local.floors.floor(state.floor_keys)  # committed, synced
+            assert state.seq <= state.seq_limit <= on_disk, "a number was sent above the floor"
+            limits.append(state.seq_limit)
+        results[twin.fast], moves[twin.fast] = sent, limits
+        local.close()
     assert_same(results[True], results[False], "packets across floor steps")
+    assert_same(moves[True], moves[False], "where the floor moved")
     assert_same(usage(fast), usage(reference), "counters across floor steps")
 
 
