@@ -43,6 +43,19 @@ static int again(void) {
     return PyErr_CheckSignals() < 0 ? -1 : 1;
 }
 
+/* After a read or receive into buffer failed and is not tried again (retry, from again()):
+ * None if nothing was waiting (EAGAIN), else NULL with the error set. Releases buffer. */
+static PyObject *empty_or_error(PyObject *buffer, int retry) {
+    int code = errno;
+    Py_DECREF(buffer);
+    if (retry < 0)
+        return NULL;
+    if (code == EAGAIN || code == EWOULDBLOCK)
+        Py_RETURN_NONE;
+    errno = code;
+    return PyErr_SetFromErrno(PyExc_OSError);
+}
+
 /* An int argument (-1 with an error set if it is not one). */
 static int as_int(PyObject *number) {
     long value = PyLong_AsLong(number);
@@ -86,12 +99,7 @@ static PyObject *io_read_frame(PyObject *module, PyObject *const *args, Py_ssize
         int retry = again();
         if (retry > 0)
             continue;
-        Py_DECREF(frame);
-        if (retry < 0)
-            return NULL;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            Py_RETURN_NONE;
-        return PyErr_SetFromErrno(PyExc_OSError);
+        return empty_or_error(frame, retry);
     }
 }
 
@@ -144,12 +152,7 @@ static PyObject *io_receive(PyObject *module, PyObject *const *args, Py_ssize_t 
         int retry = again();
         if (retry > 0)
             continue;
-        Py_DECREF(payload);
-        if (retry < 0)
-            return NULL;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            Py_RETURN_NONE;
-        return PyErr_SetFromErrno(PyExc_OSError);
+        return empty_or_error(payload, retry);
     }
     if (_PyBytes_Resize(&payload, got) < 0)
         return NULL;
