@@ -92,17 +92,24 @@ static int extension_header(unsigned proto) {
     }
 }
 
+/* What flow_of found: the addresses from src on (address bytes each), the protocol, no
+ * ports yet. */
+static void found(Flow *flow, int family, const uint8_t *src, Py_ssize_t address,
+                  unsigned proto) {
+    flow->family = family;
+    flow->src = src;
+    flow->dst = src + address;
+    flow->address = address;
+    flow->proto = proto;
+    flow->sport = flow->dport = 0;
+}
+
 /* ip.flow: whether p is a plain, whole IP packet, and its selector fields. */
 static int flow_of(const uint8_t *p, Py_ssize_t size, Flow *flow) {
     if (size >= IPV4_HEADER && p[0] == 0x45) {
         if (be16(p + 2) != size)
             return 0;
-        flow->family = AF_INET;
-        flow->src = p + 12;
-        flow->dst = p + 16;
-        flow->address = 4;
-        flow->proto = p[9];
-        flow->sport = flow->dport = 0;
+        found(flow, AF_INET, p + 12, 4, p[9]);
         if (size >= IPV4_HEADER + 4 && !(be16(p + 6) & OFFSET_MASK))
             ports(p + IPV4_HEADER, flow->proto, flow);
         return 1;
@@ -111,12 +118,7 @@ static int flow_of(const uint8_t *p, Py_ssize_t size, Flow *flow) {
         Py_ssize_t length = be16(p + 4);
         if (length != size - IPV6_HEADER || extension_header(p[6]))
             return 0;
-        flow->family = AF_INET6;
-        flow->src = p + 8;
-        flow->dst = p + 24;
-        flow->address = 16;
-        flow->proto = p[6];
-        flow->sport = flow->dport = 0;
+        found(flow, AF_INET6, p + 8, 16, p[6]);
         if (length >= 4)
             ports(p + IPV6_HEADER, flow->proto, flow);
         return 1;
