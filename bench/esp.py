@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from bench.common import goal_note, report, side_by_side, skipped
 from cryptoapi import Registry
 from cryptoapi.esp import Datapath, ip
-from cryptoapi.esp.datapath import fast_runs
+from cryptoapi.esp.datapath import PYTHON_RUNS, fast_runs
 from cryptoapi.pfkey import KeyManager
 from cryptoapi.pfkey.setkey.apply import LocalTransport, apply
 from cryptoapi.pfkey.setkey.parser import parse
@@ -234,7 +234,7 @@ def ends(algorithms: str, registry: Registry, ping: bytes, *, python: bool) -> E
     local = datapath(algorithms, reverse=False, registry=registry)
     peer = datapath(algorithms, reverse=True, registry=registry)
     if python:
-        local._outputs, peer._open_run = Datapath._fast_outputs, Datapath._fast_open_run
+        local._outputs, peer._open_run = PYTHON_RUNS
     [first] = local.output_many([ping])
     peer.input_many([first.payload], first.src, first.dst, udp=False)
     return Ends(local, peer, first.src, first.dst)
@@ -250,7 +250,7 @@ def receive_one(side: Ends, sent: Iterator[bytes]) -> None:
 
 def cold(name: str, algorithms: str, registry: Registry) -> None:
     """The cold rows of one transform (see the module doc)."""
-    if fast_runs() == (Datapath._fast_outputs, Datapath._fast_open_run):
+    if fast_runs() == PYTHON_RUNS:
         skipped(f"{name} cold rows", "fastrun.c does not build here")
         return
     ping = ping_packet()

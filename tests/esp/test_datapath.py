@@ -372,7 +372,7 @@ def test_without_a_compiler_the_data_path_takes_the_python_methods(monkeypatch, 
     native.cache_clear()
     datapath_module.fast_runs.cache_clear()
     try:
-        methods = (Datapath._fast_outputs, Datapath._fast_open_run)
+        methods = datapath_module.PYTHON_RUNS
         assert datapath_module.fast_runs() == methods
         fast, _ = twins("aes-gcm-16", IpsecMode.TUNNEL, 4, False, 4500)
         local, peer = fast.pair.local, fast.pair.peer

@@ -169,7 +169,7 @@ def counting_runs(monkeypatch, taken, *, by_packet=False):
 def language(request, monkeypatch):
     """The fast runs' twins every test here runs with: ``fastrun.c``'s (skipped where it
     does not build) or the Python methods (:func:`cryptoapi.esp.datapath.fast_runs`)."""
-    methods = (Datapath._fast_outputs, Datapath._fast_open_run)
+    methods = datapath_module.PYTHON_RUNS
     if request.param == "Python":
         monkeypatch.setattr(datapath_module, "fast_runs", lambda: methods)
     elif datapath_module.fast_runs() == methods:

@@ -21,7 +21,7 @@ from tests.esp.conftest import sa_state
 from tests.esp.pair import Pair, build_pair
 from tests.esp.test_fastpath import SALT, inner_packets
 
-METHODS = (Datapath._fast_outputs, Datapath._fast_open_run)
+METHODS = datapath_module.PYTHON_RUNS
 SEEDS = range(12)
 CASES = [("aes-gcm-16", False, 4500), ("chacha20-poly1305", True, None),
          ("aes-cbc+hmac-sha2-256", False, 4500)]  # fmt: skip

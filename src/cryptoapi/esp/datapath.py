@@ -890,6 +890,9 @@ class Datapath:
 
 Outputs = Callable[[Datapath, Sequence[bytes], int, list[Outbound]], int]
 OpenRun = Callable[[Datapath, Sequence[bytes], int, Outer, list[bytes]], int]
+PYTHON_RUNS: tuple[Outputs, OpenRun] = (Datapath._fast_outputs, Datapath._fast_open_run)
+"""The fast runs' Python twins: the reference, and what serves where fastrun.c cannot be
+built."""
 
 
 @functools.cache
@@ -903,7 +906,7 @@ def fast_runs() -> tuple[Outputs, OpenRun]:
     """
     found = native("fastrun.c")
     if found is None:
-        return Datapath._fast_outputs, Datapath._fast_open_run
+        return PYTHON_RUNS
     found.bind(Outbound, USABLE, ESP, fastpath, ip.flow, fastpath.RUN_CAUSES)
     return found.outputs, found.inputs
 
